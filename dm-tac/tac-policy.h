@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The dm-tac cache policy interface.
+ *
+ * A policy decides which origin blocks deserve a place on the cache device.
+ * It sees block numbers and request shapes only: no bios, no devices, no
+ * locks, no clocks.  The same source files are linked into the kernel module
+ * and compiled unchanged in user space (unit tests, the trace simulator)
+ * through the shim headers in tools/include/.
+ *
+ * Model: the kernel's drivers/md/dm-cache-policy.h.  The differences: the
+ * target, not the policy, tracks I/O in flight, so a policy method never
+ * blocks, never allocates after creation and never fails except where its
+ * comment says so; the caller serialises every call on one policy object
+ * (one spinlock in the target).
+ *
+ * Block numbering:
+ *   origin block  (tac_oblock_t): origin sector / block_size
+ *   cache block   (tac_cblock_t): index into the cache data area, 0..nr-1
+ *   extent        (tac_extent_t): origin block / extent_blocks
+ * They are distinct __bitwise types so that sparse catches a mix-up.
+ *
+ * Life of a cache block (cblock):
+ *
+ *   FREE --admit--> MAPPED (clean) <--set_dirty/clear_dirty--> MAPPED (dirty)
+ *     ^                 |
+ *     |               unmap
+ *     +---release--- DETACHED
+ *
+ * admit() may also move a clean, unheld MAPPED block straight to MAPPED for
+ * another origin block (an eviction); the evicted origin block is reported.
+ * DETACHED exists because the target may still have I/O in flight on the
+ * block's data when its mapping must disappear (a write in write-around
+ * mode, a discard): lookups stop finding it at unmap() time, but its space
+ * is reused only after release().
+ */
+#ifndef DM_TAC_POLICY_H
+#define DM_TAC_POLICY_H
+
+#include <linux/types.h>
+
+typedef u64 __bitwise tac_oblock_t;
+typedef u32 __bitwise tac_cblock_t;
+typedef u64 __bitwise tac_extent_t;
+
+static inline tac_oblock_t to_oblock(u64 b)
+{
+	return (__force tac_oblock_t)b;
+}
+
+static inline u64 from_oblock(tac_oblock_t b)
+{
+	return (__force u64)b;
+}
+
+static inline tac_cblock_t to_cblock(u32 b)
+{
+	return (__force tac_cblock_t)b;
+}
+
+static inline u32 from_cblock(tac_cblock_t b)
+{
+	return (__force u32)b;
+}
+
+static inline tac_extent_t to_extent(u64 e)
+{
+	return (__force tac_extent_t)e;
+}
+
+static inline u64 from_extent(tac_extent_t e)
+{
+	return (__force u64)e;
+}
+
+/*
+ * Tunables.  All integers (the core is kernel code: no floating point).
+ * Costs are per block access at the target's block size, in microseconds.
+ */
+struct tac_params {
+	u32 extent_blocks;	/* blocks per extent (TAC: 32 pages) */
+	u32 seq_window;		/* requests remembered by the classifier */
+	u32 seq_threshold;	/* > this many window hits: sequential */
+	u32 aging_period;	/* block accesses between halvings */
+	u32 admit_margin;	/* percent warmer than the coldest block */
+	u32 fill_threshold;	/* percent of blocks filled without a test */
+	u32 cost_hdd_random_us;	/* R_HDD */
+	u32 cost_hdd_seq_us;	/* S_HDD */
+	u32 cost_cache_us;	/* R_SSD */
+	u32 stats_extents;	/* entries in the extent statistics table */
+};
+
+/* Limits the target validates table arguments against. */
+#define TAC_MAX_SEQ_WINDOW	256
+#define TAC_MAX_EXTENT_BLOCKS	(1U << 20)
+#define TAC_MIN_STATS_EXTENTS	16
+#define TAC_MAX_STATS_EXTENTS	(1U << 28)
+
+enum tac_class {
+	TAC_RANDOM = 0,
+	TAC_SEQUENTIAL = 1,
+};
+
+struct tac_policy_stats {
+	u64 seq_requests;	/* requests classified sequential */
+	u64 random_requests;	/* requests classified random */
+	u64 admissions;		/* admit() calls that returned a block */
+	u64 bypasses;		/* admit() calls that returned -ENOSPC */
+	u64 evictions;		/* admissions that displaced a block */
+	u32 nr_blocks;		/* cache blocks in all */
+	u32 nr_mapped;		/* MAPPED blocks, clean or dirty */
+	u32 nr_dirty;		/* MAPPED and dirty */
+	u32 nr_detached;	/* DETACHED, awaiting release() */
+	u32 tracked_extents;	/* live entries in the statistics table */
+	u32 coldest_temp;	/* temperature of the coldest clean block */
+	u64 ram_bytes;		/* memory the policy allocated at create */
+};
+
+struct tac_extent_rec {
+	tac_extent_t extent;
+	u32 temp;		/* aged to the current epoch */
+};
+
+struct tac_mapping {
+	tac_oblock_t oblock;
+	tac_cblock_t cblock;
+};
+
+struct tac_policy;
+
+/*
+ * The methods.  Every policy implements all of them unless marked optional
+ * (NULL allowed).  None may block or sleep; all run under the caller's lock.
+ */
+struct tac_policy_ops {
+	const char *name;
+
+	void (*destroy)(struct tac_policy *p);
+
+	/*
+	 * One request of @nr_blocks blocks starting at @first (a bio, a trace
+	 * record).  Called once per request, before any lookup() or admit()
+	 * for its blocks.  Classifies it (TAC section 3.1), adds its cost to
+	 * the temperature of the extents it touches, once per block, and
+	 * advances the aging clock by @nr_blocks.  Returns the class.
+	 */
+	enum tac_class (*request)(struct tac_policy *p, tac_oblock_t first,
+				  u32 nr_blocks, bool is_write);
+
+	/*
+	 * Is @oblock MAPPED?  0 and *@cblock if so, -ENOENT if not.
+	 * @record_hit: count a reference for recency-based policies (LRU
+	 * moves the block to the head); false for a mere probe.
+	 */
+	int (*lookup)(struct tac_policy *p, tac_oblock_t oblock,
+		      tac_cblock_t *cblock, bool record_hit);
+
+	/*
+	 * Side-effect-free: would admit(@oblock) succeed now?  Used by the
+	 * target to decide whether a multi-block bio must be split.
+	 */
+	bool (*would_admit)(struct tac_policy *p, tac_oblock_t oblock);
+
+	/*
+	 * Find room for @oblock, which must not be MAPPED.
+	 *   0:       *@cblock was FREE, now MAPPED clean to @oblock.
+	 *   1:       *@cblock was MAPPED clean to *@evicted and not held; it
+	 *            is now MAPPED clean to @oblock (the caller's lookups for
+	 *            *@evicted now miss).
+	 *   -ENOSPC: not admitted (not warm enough, or no victim found that
+	 *            is clean and not held); nothing changed but the bypass
+	 *            counter.
+	 */
+	int (*admit)(struct tac_policy *p, tac_oblock_t oblock,
+		     tac_cblock_t *cblock, tac_oblock_t *evicted);
+
+	/* MAPPED -> DETACHED.  The caller stops using the data later. */
+	void (*unmap)(struct tac_policy *p, tac_cblock_t cblock);
+
+	/* DETACHED -> FREE. */
+	void (*release)(struct tac_policy *p, tac_cblock_t cblock);
+
+	/*
+	 * Held blocks are never chosen as victims by admit().  The caller
+	 * holds a block while it has I/O in flight on its data.  Not
+	 * counted: hold(true) twice then hold(false) once releases it.
+	 */
+	void (*hold)(struct tac_policy *p, tac_cblock_t cblock, bool held);
+
+	/*
+	 * Dirty blocks are never victims.  clear_dirty() puts a block back
+	 * among the clean candidates with its extent's current temperature.
+	 * Both are no-ops when the state already matches.
+	 */
+	void (*set_dirty)(struct tac_policy *p, tac_cblock_t cblock);
+	void (*clear_dirty)(struct tac_policy *p, tac_cblock_t cblock);
+
+	/*
+	 * Cleaning order (Turbocharging section 2.3.3): fill @out with up to
+	 * @max dirty mappings, those with the smallest origin block >= @from,
+	 * sorted by origin block; wraps to block 0 when fewer remain after
+	 * @from.  Returns the count.  Cost O(nr_blocks / 64 + nr_dirty log
+	 * @max): call it for a batch, not per block.
+	 */
+	u32 (*dirty_batch)(struct tac_policy *p, tac_oblock_t from,
+			   struct tac_mapping *out, u32 max);
+
+	/*
+	 * Warm restart.  mapping() reports whether @cblock is MAPPED and if
+	 * so to what and whether dirty.  load_mapping() puts a FREE block
+	 * straight into MAPPED (at construction, before any I/O); -EINVAL if
+	 * @cblock is out of range, not FREE, or @oblock is already MAPPED.
+	 */
+	bool (*mapping)(struct tac_policy *p, tac_cblock_t cblock,
+			tac_oblock_t *oblock, bool *dirty);
+	int (*load_mapping)(struct tac_policy *p, tac_cblock_t cblock,
+			    tac_oblock_t oblock, bool dirty);
+
+	/*
+	 * Optional.  Extent temperatures: walk_extents() calls @fn for every
+	 * tracked extent with its aged temperature (stop early by returning
+	 * non-zero, which walk_extents() then returns); load_extent() sets
+	 * one (-ENOSPC when the table is full).  hottest() fills @out with
+	 * the @n hottest extents, hottest first, and returns the count.
+	 */
+	int (*walk_extents)(struct tac_policy *p,
+			    int (*fn)(void *ctx, const struct tac_extent_rec *r),
+			    void *ctx);
+	int (*load_extent)(struct tac_policy *p, tac_extent_t extent, u32 temp);
+	u32 (*hottest)(struct tac_policy *p, struct tac_extent_rec *out, u32 n);
+
+	/*
+	 * Optional.  Change tunables that can change online (everything but
+	 * extent_blocks and stats_extents, which need a new policy object);
+	 * -EINVAL and nothing changed if @params is invalid or changes those.
+	 */
+	int (*set_params)(struct tac_policy *p, const struct tac_params *params);
+
+	/* Forget every clean, unheld block (they become FREE). */
+	void (*drop_clean)(struct tac_policy *p);
+
+	void (*stats)(struct tac_policy *p, struct tac_policy_stats *s);
+	void (*reset_stats)(struct tac_policy *p);
+};
+
+struct tac_policy {
+	const struct tac_policy_ops *ops;
+};
+
+/* The TAC policy itself. */
+void tac_params_default(struct tac_params *params);
+
+/*
+ * 0 if @params is usable for a cache of @nr_blocks blocks; else -EINVAL
+ * and *@why names the first bad field in words fit for ti->error.
+ */
+int tac_params_check(const struct tac_params *params, u32 nr_blocks,
+		     const char **why);
+
+/* Bytes tac_policy_create() will allocate: published and tested. */
+u64 tac_policy_ram_bytes(u32 nr_blocks, const struct tac_params *params);
+
+/* NULL if memory is short or @params fails tac_params_check(). */
+struct tac_policy *tac_policy_create(u32 nr_blocks,
+				     const struct tac_params *params);
+
+#endif /* DM_TAC_POLICY_H */
