@@ -20,8 +20,9 @@
  * disk's real cost per block (one positioning plus n transfers, divided by
  * n) gets nearer S_HDD than R_HDD for the default costs.  Several
  * interleaved scans each keep their extent in the window, so each is still
- * seen: k single-block scans in round robin leave floor(window / k)
- * earlier occurrences of each extent, enough while that is >= threshold.
+ * seen: k single-block scans in round robin leave floor((window - 1) / k)
+ * earlier occurrences of each extent among the entries a one-block request
+ * looks at, enough while that is >= threshold (up to 9 scans by default).
  *
  * Cost: O(seq_window) per request, no allocation.
  */

@@ -50,7 +50,8 @@ void temp_init(struct temp_table *t, struct temp_entry *slots, u32 nr_slots)
 	t->nr_slots = nr_slots;
 }
 
-static u32 __home(struct temp_table *t, u64 extent)
+/* The first slot of @extent's window. */
+u32 temp_home(const struct temp_table *t, u64 extent)
 {
 	/* Fibonacci hashing, then a multiply to map onto nr_slots. */
 	u32 h = (extent * 0x61c8864680b583ebULL) >> 32;
@@ -85,7 +86,7 @@ static u32 __find(struct temp_table *t, u64 extent, u32 *room)
 	if (e->extent == extent && (e->stamp & TEMP_USED))
 		return i;
 
-	i = __home(t, extent);
+	i = temp_home(t, extent);
 	for (k = 0; k < TEMP_PROBE; k++) {
 		u32 temp, age;
 

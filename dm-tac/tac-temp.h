@@ -33,6 +33,7 @@ struct temp_table {
 };
 
 void temp_init(struct temp_table *t, struct temp_entry *slots, u32 nr_slots);
+u32 temp_home(const struct temp_table *t, u64 extent);
 u32 temp_get(struct temp_table *t, u64 extent);
 void temp_add(struct temp_table *t, u64 extent, u64 amount);
 void temp_halve(struct temp_table *t);
