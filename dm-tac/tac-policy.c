@@ -128,6 +128,18 @@ struct tac {
 	struct temp_entry *slots;
 	struct seq_window seq;
 
+	/*
+	 * would_admit()'s answer, which admit() of the same block reuses if
+	 * no method that could change it ran in between: the lazy heap
+	 * refresh is bounded, so deciding twice could differ.
+	 */
+	struct {
+		tac_oblock_t oblock;
+		struct heap_node victim;
+		int r;
+		bool valid;
+	} pending;
+
 	u64 seq_requests;
 	u64 random_requests;
 	u64 admissions;
@@ -139,6 +151,15 @@ struct tac {
 static struct tac *to_tac(struct tac_policy *p)
 {
 	return container_of(p, struct tac, policy);
+}
+
+/* Every method that could change an admission decision calls this. */
+static struct tac *to_tac_changed(struct tac_policy *p)
+{
+	struct tac *tac = to_tac(p);
+
+	tac->pending.valid = false;
+	return tac;
 }
 
 /*----------------------------------------------------------------
@@ -280,7 +301,6 @@ static void __hash_remove(struct tac *tac, u32 cb)
 static void __free_push(struct tac *tac, u32 cb)
 {
 	tac->pos[cb] = CB_FREE;
-	__clear_bit(cb, tac->held);
 	tac->blocks[cb].next = tac->free_head;
 	tac->free_head = cb;
 	tac->nr_free++;
@@ -469,8 +489,8 @@ static bool __find_victim(struct tac *tac, struct heap_node *victim)
  * no block is free, against the coldest clean block that is not held,
  * which the winner replaces.
  *
- * It may refresh heap keys, which changes no mapping and no decision an
- * exact heap would make, so would_admit() can share it.
+ * It may refresh heap keys, which changes no mapping, no counter and no
+ * decision an exact heap would make, so would_admit() can share it.
  */
 static int __decide(struct tac *tac, u32 t, struct heap_node *victim)
 {
@@ -512,7 +532,7 @@ static void tac_destroy(struct tac_policy *p)
 static enum tac_class tac_request(struct tac_policy *p, tac_oblock_t first,
 				  u32 nr_blocks, bool is_write)
 {
-	struct tac *tac = to_tac(p);
+	struct tac *tac = to_tac_changed(p);
 	u64 ob = from_oblock(first);
 	enum tac_class class;
 
@@ -558,9 +578,12 @@ static bool tac_would_admit(struct tac_policy *p, tac_oblock_t oblock)
 {
 	struct tac *tac = to_tac(p);
 	u32 t = temp_get(&tac->temps, __extent_of(tac, from_oblock(oblock)));
-	struct heap_node victim;
 
-	return __decide(tac, t, &victim) >= 0;
+	/* Refreshing heap keys is invisible; the answer is kept for admit(). */
+	tac->pending.r = __decide(tac, t, &tac->pending.victim);
+	tac->pending.oblock = oblock;
+	tac->pending.valid = true;
+	return tac->pending.r >= 0;
 }
 
 static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
@@ -569,8 +592,16 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 	struct tac *tac = to_tac(p);
 	u32 t = temp_get(&tac->temps, __extent_of(tac, from_oblock(oblock)));
 	struct heap_node victim;
-	int r = __decide(tac, t, &victim);
 	u32 cb;
+	int r;
+
+	if (tac->pending.valid && tac->pending.oblock == oblock) {
+		r = tac->pending.r;
+		victim = tac->pending.victim;
+	} else {
+		r = __decide(tac, t, &victim);
+	}
+	tac->pending.valid = false;
 
 	if (r < 0) {
 		tac->bypasses++;
@@ -583,6 +614,8 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 			tac->bypasses++;
 			return -ENOSPC;
 		}
+		/* A new mapping starts unheld, whatever came before. */
+		__clear_bit(cb, tac->held);
 		tac->blocks[cb].oblock = oblock;
 		__hash_insert(tac, cb);
 		heap_push(&tac->heap, cb, t);
@@ -604,7 +637,7 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 /* Turbocharging section 2.5: physical invalidation, the space is freed. */
 static void tac_unmap(struct tac_policy *p, tac_cblock_t cblock)
 {
-	struct tac *tac = to_tac(p);
+	struct tac *tac = to_tac_changed(p);
 	u32 cb = from_cblock(cblock);
 
 	if (__bad_cblock(tac, cblock) || WARN_ON_ONCE(!__is_mapped(tac, cb)))
@@ -623,7 +656,7 @@ static void tac_unmap(struct tac_policy *p, tac_cblock_t cblock)
 
 static void tac_release(struct tac_policy *p, tac_cblock_t cblock)
 {
-	struct tac *tac = to_tac(p);
+	struct tac *tac = to_tac_changed(p);
 	u32 cb = from_cblock(cblock);
 
 	if (__bad_cblock(tac, cblock) ||
@@ -635,7 +668,7 @@ static void tac_release(struct tac_policy *p, tac_cblock_t cblock)
 
 static void tac_hold(struct tac_policy *p, tac_cblock_t cblock, bool held)
 {
-	struct tac *tac = to_tac(p);
+	struct tac *tac = to_tac_changed(p);
 	u32 cb = from_cblock(cblock);
 
 	if (__bad_cblock(tac, cblock))
@@ -648,7 +681,7 @@ static void tac_hold(struct tac_policy *p, tac_cblock_t cblock, bool held)
 
 static void tac_set_dirty(struct tac_policy *p, tac_cblock_t cblock)
 {
-	struct tac *tac = to_tac(p);
+	struct tac *tac = to_tac_changed(p);
 	u32 cb = from_cblock(cblock);
 
 	if (__bad_cblock(tac, cblock) || tac->pos[cb] == CB_DIRTY ||
@@ -662,7 +695,7 @@ static void tac_set_dirty(struct tac_policy *p, tac_cblock_t cblock)
 
 static void tac_clear_dirty(struct tac_policy *p, tac_cblock_t cblock)
 {
-	struct tac *tac = to_tac(p);
+	struct tac *tac = to_tac_changed(p);
 	u32 cb = from_cblock(cblock);
 
 	if (__bad_cblock(tac, cblock) || heap_contains(&tac->heap, cb) ||
@@ -775,7 +808,7 @@ static bool tac_mapping(struct tac_policy *p, tac_cblock_t cblock,
 static int tac_load_mapping(struct tac_policy *p, tac_cblock_t cblock,
 			    tac_oblock_t oblock, bool dirty)
 {
-	struct tac *tac = to_tac(p);
+	struct tac *tac = to_tac_changed(p);
 	u32 cb = from_cblock(cblock);
 
 	if (cb >= tac->nr_blocks || tac->pos[cb] != CB_FREE ||
@@ -783,6 +816,7 @@ static int tac_load_mapping(struct tac_policy *p, tac_cblock_t cblock,
 		return -EINVAL;
 
 	__free_claim(tac, cb);
+	__clear_bit(cb, tac->held);
 	tac->blocks[cb].oblock = oblock;
 	__hash_insert(tac, cb);
 	tac->nr_mapped++;
@@ -806,7 +840,7 @@ static int tac_walk_extents(struct tac_policy *p,
 static int tac_load_extent(struct tac_policy *p, tac_extent_t extent,
 			   u32 temp)
 {
-	return temp_set(&to_tac(p)->temps, from_extent(extent), temp);
+	return temp_set(&to_tac_changed(p)->temps, from_extent(extent), temp);
 }
 
 static u32 tac_hottest(struct tac_policy *p, struct tac_extent_rec *out,
@@ -818,7 +852,7 @@ static u32 tac_hottest(struct tac_policy *p, struct tac_extent_rec *out,
 static int tac_set_params(struct tac_policy *p,
 			  const struct tac_params *params)
 {
-	struct tac *tac = to_tac(p);
+	struct tac *tac = to_tac_changed(p);
 
 	if (tac_params_check(params, tac->nr_blocks, NULL) ||
 	    params->extent_blocks != tac->params.extent_blocks ||
@@ -846,7 +880,7 @@ static bool __drop_if_unheld(void *ctx, u32 cb)
 
 static void tac_drop_clean(struct tac_policy *p)
 {
-	struct tac *tac = to_tac(p);
+	struct tac *tac = to_tac_changed(p);
 
 	heap_filter(&tac->heap, __drop_if_unheld, tac);
 }

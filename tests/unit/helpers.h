@@ -3,7 +3,9 @@
 #ifndef TESTS_UNIT_HELPERS_H
 #define TESTS_UNIT_HELPERS_H
 
+#include <linux/bug.h>
 #include <linux/errno.h>
+#include <linux/limits.h>
 #include <linux/types.h>
 #include <stdlib.h>
 
