@@ -758,8 +758,8 @@ static void origin_blocks_use_all_64_bits(void)
 /*
  * Random runs of every operation against a model of the block states:
  * admit() only ever takes FREE blocks or evicts clean unheld ones, agrees
- * with would_admit(), and mapping(), lookup() and the counters always
- * match the model.
+ * with would_admit(), and mapping(), lookup(), dirty_batch() and the
+ * counters always match the model.
  */
 enum { M_FREE, M_CLEAN, M_DIRTY, M_DETACHED };
 
@@ -808,7 +808,8 @@ static void random_operations_match_a_model_of_block_states(void)
 			tac_cblock_t c;
 			tac_oblock_t o;
 			struct tac_policy_stats st;
-			u32 i, nm = 0, nd = 0, nx = 0;
+			struct tac_mapping out[MB];
+			u32 i, n, nm = 0, nd = 0, nx = 0;
 			bool dirty;
 
 			if (op < 10) {
@@ -883,6 +884,19 @@ static void random_operations_match_a_model_of_block_states(void)
 			EXPECT_EQ(nm, st.nr_mapped);
 			EXPECT_EQ(nd, st.nr_dirty);
 			EXPECT_EQ(nx, st.nr_detached);
+
+			/* The cleaning order lists exactly the dirty blocks. */
+			n = p->ops->dirty_batch(p, to_oblock(0), out, MB);
+			EXPECT_EQ(nd, n);
+			for (i = 0; i < n; i++) {
+				u32 b = from_cblock(out[i].cblock);
+
+				EXPECT_EQ(M_DIRTY, m.state[b]);
+				EXPECT_EQ(m.ob[b], from_oblock(out[i].oblock));
+				if (i)
+					EXPECT_TRUE(from_oblock(out[i - 1].oblock) <
+						    from_oblock(out[i].oblock));
+			}
 		}
 		p->ops->destroy(p);
 	}
