@@ -14,34 +14,38 @@
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 
-# Kernel selection.  KVER is a prefix of an installed release ("6.1",
-# "6.12", or a full "6.12.117+deb12-amd64"); KDIR overrides everything.
-find_release = $(lastword $(sort $(patsubst /usr/src/linux-headers-%,%,\
-	$(wildcard /usr/src/linux-headers-$(1)*-amd64))))
-ifdef KVER
-  KREL := $(call find_release,$(KVER).)
-  ifeq ($(KREL),)
-    KREL := $(call find_release,$(KVER))
-  endif
-  ifeq ($(KREL),)
-    $(error no linux-headers installed for KVER=$(KVER); run 'make deps')
-  endif
-  KDIR ?= /usr/src/linux-headers-$(KREL)
-else
-  ifneq ($(wildcard /lib/modules/$(shell uname -r)/build),)
-    KDIR ?= /lib/modules/$(shell uname -r)/build
+# Kernel selection.  KVER names an installed kernel: "6.1" or "6.12" (the
+# newest installed point release of that series) or a full release such as
+# "6.12.117+deb12-amd64".  KDIR overrides everything.  Without either:
+# the running kernel's build tree if it has one, else the newest installed
+# /usr/src/linux-headers-*-amd64.
+ifndef KDIR
+  ifdef KVER
+    KREL := $(shell $(TOP)/qemu/kernel-release $(KVER))
+    ifeq ($(KREL),)
+      $(error no linux-headers installed for KVER=$(KVER); run 'make deps')
+    endif
+    KDIR := /usr/src/linux-headers-$(KREL)
+  else ifneq ($(wildcard /lib/modules/$(shell uname -r)/build),)
+    KDIR := /lib/modules/$(shell uname -r)/build
   else
-    KREL := $(call find_release,)
-    KDIR ?= /usr/src/linux-headers-$(KREL)
+    KREL := $(shell $(TOP)/qemu/kernel-release)
+    KDIR := /usr/src/linux-headers-$(KREL)
   endif
 endif
+KREL := $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 
 .PHONY: all module clean deps check check-unit check-vm tools bench-sim
 
 all: module
 
+# The module is built in dm-tac/ and a copy kept per kernel release in
+# build/<release>/, which is what the VM runner loads.
 module:
+	@test -n "$(KREL)" || { echo "no kernel headers at '$(KDIR)'; run 'make deps'"; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(TOP)/dm-tac modules
+	@mkdir -p build/$(KREL)
+	@cp dm-tac/dm-tac.ko build/$(KREL)/dm-tac.ko
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP)/dm-tac clean
