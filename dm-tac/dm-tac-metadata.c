@@ -13,6 +13,7 @@
 #include <linux/ioprio.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/vmalloc.h>
 
 #include "dm-tac.h"
 
@@ -23,13 +24,22 @@
 #define TAC_SB_SLOTS		2
 #define TAC_SB_FLAG_CLEAN	1U
 
-/* Mapping page: a 40-byte header, then 8-byte entries (see the docs). */
-#define TAC_MAP_HDR		40
-#define TAC_MAP_ENTRIES		((TAC_MD_BLOCK - TAC_MAP_HDR) / 8)
-/* Temperature page: a 40-byte header, then 16-byte records. */
-#define TAC_TEMP_RECS		((TAC_MD_BLOCK - TAC_MAP_HDR) / 16)
-#define TAC_TEMP_MIN_RECS	65536U
-#define TAC_TEMP_MAX_RECS	(16U << 20)
+/*
+ * Mapping and temperature pages: a 48-byte header (struct tac_disk_page),
+ * then 8-byte mapping entries or 16-byte temperature records.
+ */
+#define TAC_PAGE_HDR		48
+#define TAC_TEMP_RECS		((TAC_MD_BLOCK - TAC_PAGE_HDR) / 16)
+#define TAC_TEMP_MIN_RECS	1024U
+#define TAC_TEMP_MAX_RECS	(1U << 20)
+#define TAC_TEMP_MAGIC		0x504d5443415444ULL	/* "DTACTMP" */
+
+/* Mapping entry: origin block << 2 | dirty << 1 | valid. */
+#define TAC_ENTRY_VALID		1ULL
+#define TAC_ENTRY_DIRTY		2ULL
+
+/* Pages are read and written in chunks of this many. */
+#define TAC_MD_CHUNK		64
 
 struct tac_disk_sb {
 	__le64 magic;
@@ -55,6 +65,23 @@ struct tac_disk_sb {
 
 static_assert(sizeof(struct tac_disk_sb) <= TAC_MD_BLOCK);
 
+struct tac_disk_page {
+	__le64 magic;
+	__le32 csum;		/* crc32c of the 4 KiB block, csum = 0 */
+	__le32 count;		/* temperature pages: records used */
+	__le64 seq;		/* superblock sequence it belongs to */
+	__le64 index;		/* page number within its area */
+	u8 uuid[16];		/* the cache's, so stale pages never match */
+} __packed;
+
+static_assert(sizeof(struct tac_disk_page) == TAC_PAGE_HDR);
+
+struct tac_disk_temp {
+	__le64 extent;
+	__le32 temp;
+	__le32 pad;
+} __packed;
+
 static u32 tac_md_csum(const void *block)
 {
 	/* The checksum field is at the same offset in every metadata block. */
@@ -74,12 +101,17 @@ static int tac_md_io(struct tac_cache *c, blk_opf_t opf, sector_t sector,
 	};
 	struct dm_io_request req = {
 		.bi_opf = opf,
-		.mem.type = DM_IO_KMEM,
-		.mem.ptr.addr = buf,
 		.notify.fn = NULL,
 		.client = c->md.io_client,
 	};
 
+	if (is_vmalloc_addr(buf)) {
+		req.mem.type = DM_IO_VMA;
+		req.mem.ptr.vma = buf;
+	} else {
+		req.mem.type = DM_IO_KMEM;
+		req.mem.ptr.addr = buf;
+	}
 	return dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT);
 }
 
@@ -94,11 +126,27 @@ static bool tac_zeroed(const void *buf, size_t len)
  * blocks aligned to the block size.  Returns false if not even one data
  * block fits.
  */
+static u32 tac_entries_per_sector(u32 units);
+
+/* Data checksum units per block: 4 KiB each, at most 32 per block. */
+u32 tac_units(u32 block_sectors)
+{
+	return block_sectors / max(8U, block_sectors / 32);
+}
+
+static u64 tac_map_pages(u64 nr_cblocks, u32 block_sectors)
+{
+	u32 per_page = TAC_MD_SECTORS *
+		       tac_entries_per_sector(tac_units(block_sectors));
+
+	return DIV_ROUND_UP_ULL(nr_cblocks, per_page);
+}
+
 static bool tac_layout(struct tac_geometry *g, u64 cache_sectors,
 		       u32 block_sectors, u64 origin_sectors)
 {
 	u64 upper = div_u64(cache_sectors, block_sectors);
-	u64 recs = clamp_t(u64, upper >> 3, TAC_TEMP_MIN_RECS,
+	u64 recs = clamp_t(u64, upper >> 2, TAC_TEMP_MIN_RECS,
 			   TAC_TEMP_MAX_RECS);
 	u64 n = upper, meta;
 	int i;
@@ -109,9 +157,8 @@ static bool tac_layout(struct tac_geometry *g, u64 cache_sectors,
 	g->temp_pages = DIV_ROUND_UP_ULL(recs, TAC_TEMP_RECS);
 	/* Shrinking n only shrinks the map area: two rounds converge. */
 	for (i = 0; i < 3; i++) {
-		g->map_pages = DIV_ROUND_UP_ULL(n, TAC_MAP_ENTRIES);
-		g->temp_start = g->map_start +
-				g->map_pages * 2 * TAC_MD_SECTORS;
+		g->map_pages = tac_map_pages(n, block_sectors);
+		g->temp_start = g->map_start + g->map_pages * TAC_MD_SECTORS;
 		meta = g->temp_start + (u64)g->temp_pages * TAC_MD_SECTORS;
 		g->data_start = round_up(meta, block_sectors);
 		if (g->data_start + block_sectors > cache_sectors)
@@ -119,7 +166,7 @@ static bool tac_layout(struct tac_geometry *g, u64 cache_sectors,
 		n = div_u64(cache_sectors - g->data_start, block_sectors);
 	}
 	g->nr_cblocks = min_t(u64, n, U32_MAX);
-	g->map_pages = DIV_ROUND_UP_ULL(g->nr_cblocks, TAC_MAP_ENTRIES);
+	g->map_pages = tac_map_pages(g->nr_cblocks, block_sectors);
 	return true;
 }
 
@@ -141,7 +188,9 @@ static void tac_sb_fill(struct tac_cache *c, struct tac_disk_sb *sb,
 	sb->map_pages = cpu_to_le64(g->map_pages);
 	sb->temp_start = cpu_to_le64(g->temp_start);
 	sb->temp_pages = cpu_to_le32(g->temp_pages);
+	sb->temp_records = cpu_to_le32(c->md.temp_records);
 	sb->data_start = cpu_to_le64(g->data_start);
+	sb->extent_blocks = cpu_to_le32(c->md.extent_blocks);
 	sb->mode = cpu_to_le32(c->mode);
 	memcpy(sb->uuid, &c->md.uuid, sizeof(sb->uuid));
 	sb->csum = cpu_to_le32(tac_md_csum(sb));
@@ -154,7 +203,8 @@ static int __tac_sb_write(struct tac_cache *c, bool clean)
 
 	c->md.seq++;
 	tac_sb_fill(c, c->md.buf, clean);
-	r = tac_md_io(c, REQ_OP_WRITE | REQ_SYNC | REQ_FUA,
+	/* The flush makes everything written before it durable first. */
+	r = tac_md_io(c, REQ_OP_WRITE | REQ_SYNC | REQ_PREFLUSH | REQ_FUA,
 		      (c->md.seq % TAC_SB_SLOTS) * TAC_MD_SECTORS,
 		      c->md.buf, TAC_MD_SECTORS);
 	if (r)
@@ -169,6 +219,381 @@ int tac_md_set_clean(struct tac_cache *c, bool clean)
 
 	mutex_lock(&c->md.lock);
 	r = __tac_sb_write(c, clean);
+	mutex_unlock(&c->md.lock);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Mapping sectors and temperature pages */
+
+/*
+ * The mapping area is one copy, written in place, in 512-byte sectors that
+ * are each valid on their own: a header (crc32c seeded per cache, sector
+ * index) and entries of an origin block with flags and the 16-bit
+ * checksums of the block's data units.  A sector is written only after the
+ * data its entries describe is durable, so whichever mix of old and new
+ * sectors a power cut leaves describes data that is on the device.
+ */
+#define TAC_SECTOR_HDR		8
+
+static u32 tac_entry_bytes(struct tac_cache *c)
+{
+	return 8 + 2 * c->units;
+}
+
+static u32 tac_entries_per_sector(u32 units)
+{
+	return (SECTOR_SIZE - TAC_SECTOR_HDR) / (8 + 2 * units);
+}
+
+static u32 tac_sector_csum(struct tac_cache *c, const void *sector)
+{
+	return crc32c(c->md.seed, sector + 4, SECTOR_SIZE - 4);
+}
+
+/* Fill one map page (8 sectors) from the in-core state. */
+static void tac_map_page_fill(struct tac_cache *c, void *page, u64 pgno)
+{
+	u32 per = tac_entries_per_sector(c->units), eb = tac_entry_bytes(c);
+	u64 sector0 = pgno * TAC_MD_SECTORS;
+	tac_oblock_t ob;
+	bool dirty;
+	u32 s, i, u;
+
+	memset(page, 0, TAC_MD_BLOCK);
+	spin_lock_irq(&c->lock);
+	for (s = 0; s < TAC_MD_SECTORS; s++) {
+		void *sec = page + s * SECTOR_SIZE;
+		u64 first = (sector0 + s) * per;
+
+		for (i = 0; i < per && first + i < c->nr_cblocks; i++) {
+			u32 cb = first + i;
+			void *e = sec + TAC_SECTOR_HDR + i * eb;
+			__le16 *crc = e + 8;
+
+			if (!c->policy->ops->mapping(c->policy, to_cblock(cb),
+						     &ob, &dirty) ||
+			    (c->cb_state[cb] & CB_PENDING))
+				continue;
+			*(__le64 *)e = cpu_to_le64(from_oblock(ob) << 2 |
+				TAC_ENTRY_VALID | (dirty ? TAC_ENTRY_DIRTY : 0));
+			for (u = 0; u < c->units; u++)
+				crc[u] = cpu_to_le16(c->crc[(u64)cb * c->units + u]);
+		}
+		*(__le32 *)(sec + 4) = cpu_to_le32(sector0 + s);
+		*(__le32 *)sec = cpu_to_le32(tac_sector_csum(c, sec));
+	}
+	spin_unlock_irq(&c->lock);
+}
+
+/* Write map pages [first, first + n); @empty: empty entries (format). */
+static int tac_md_write_maps(struct tac_cache *c, u64 first, u64 n,
+			     bool empty)
+{
+	void *buf;
+	u64 p, k;
+	int r = 0;
+
+	buf = kvmalloc(TAC_MD_CHUNK * TAC_MD_BLOCK, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	for (p = first; p < first + n && !r; p += k) {
+		k = min_t(u64, TAC_MD_CHUNK, first + n - p);
+		for (u64 i = 0; i < k; i++) {
+			void *page = buf + i * TAC_MD_BLOCK;
+
+			if (empty) {
+				u32 s;
+
+				memset(page, 0, TAC_MD_BLOCK);
+				for (s = 0; s < TAC_MD_SECTORS; s++) {
+					void *sec = page + s * SECTOR_SIZE;
+
+					*(__le32 *)(sec + 4) = cpu_to_le32(
+						(p + i) * TAC_MD_SECTORS + s);
+					*(__le32 *)sec = cpu_to_le32(
+						tac_sector_csum(c, sec));
+				}
+			} else {
+				tac_map_page_fill(c, page, p + i);
+			}
+		}
+		r = tac_md_io(c, REQ_OP_WRITE | REQ_SYNC,
+			      c->md.geo.map_start + p * TAC_MD_SECTORS, buf,
+			      k * TAC_MD_SECTORS);
+	}
+	kvfree(buf);
+	return r;
+}
+
+/*
+ * Load one map page.  Returns 0, or -EILSEQ with *@bad set to the damaged
+ * sector (relative to the map area) or entry.
+ */
+static int tac_map_page_load(struct tac_cache *c, const void *page,
+			     u64 pgno, bool load_clean, u64 *bad)
+{
+	u32 per = tac_entries_per_sector(c->units), eb = tac_entry_bytes(c);
+	u64 sector0 = pgno * TAC_MD_SECTORS;
+	u32 s, i, u;
+	int r = 0;
+
+	for (s = 0; s < TAC_MD_SECTORS; s++) {
+		const void *sec = page + s * SECTOR_SIZE;
+
+		if (le32_to_cpu(*(__le32 *)sec) != tac_sector_csum(c, sec) ||
+		    le32_to_cpu(*(__le32 *)(sec + 4)) != (u32)(sector0 + s)) {
+			*bad = sector0 + s;
+			return -EILSEQ;
+		}
+	}
+
+	spin_lock_irq(&c->lock);
+	for (s = 0; s < TAC_MD_SECTORS && !r; s++) {
+		const void *sec = page + s * SECTOR_SIZE;
+		u64 first = (sector0 + s) * per;
+
+		for (i = 0; i < per && first + i < c->nr_cblocks && !r; i++) {
+			const void *e = sec + TAC_SECTOR_HDR + i * eb;
+			const __le16 *crc = e + 8;
+			u64 v = le64_to_cpu(*(__le64 *)e);
+			u32 cb = first + i;
+
+			if (!(v & TAC_ENTRY_VALID) ||
+			    (!load_clean && !(v & TAC_ENTRY_DIRTY)))
+				continue;
+			if ((v >> 2) >= c->nr_oblocks ||
+			    c->policy->ops->load_mapping(c->policy,
+					to_cblock(cb), to_oblock(v >> 2),
+					v & TAC_ENTRY_DIRTY)) {
+				*bad = sector0 + s;
+				r = -EILSEQ;
+				break;
+			}
+			for (u = 0; u < c->units; u++)
+				c->crc[(u64)cb * c->units + u] =
+					le16_to_cpu(crc[u]);
+		}
+	}
+	spin_unlock_irq(&c->lock);
+	return r;
+}
+
+/* Read every map sector, check it and load its entries into the policy. */
+static int tac_md_read_maps(struct tac_cache *c, bool load_clean, u64 *bad)
+{
+	u64 p, k, pages = c->md.geo.map_pages;
+	void *buf;
+	int r = 0;
+
+	buf = kvmalloc(TAC_MD_CHUNK * TAC_MD_BLOCK, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	for (p = 0; p < pages && !r; p += k) {
+		k = min_t(u64, TAC_MD_CHUNK, pages - p);
+		r = tac_md_io(c, REQ_OP_READ | REQ_SYNC,
+			      c->md.geo.map_start + p * TAC_MD_SECTORS, buf,
+			      k * TAC_MD_SECTORS);
+		for (u64 i = 0; i < k && !r; i++)
+			r = tac_map_page_load(c, buf + i * TAC_MD_BLOCK, p + i,
+					      load_clean, bad);
+	}
+	kvfree(buf);
+	return r;
+}
+
+/* Temperature pages: a struct tac_disk_page header, then records. */
+static void tac_page_seal(struct tac_cache *c, void *block, u64 magic,
+			  u64 index, u64 seq, u32 count)
+{
+	struct tac_disk_page *h = block;
+
+	h->magic = cpu_to_le64(magic);
+	h->count = cpu_to_le32(count);
+	h->seq = cpu_to_le64(seq);
+	h->index = cpu_to_le64(index);
+	memcpy(h->uuid, &c->md.uuid, sizeof(h->uuid));
+	h->csum = cpu_to_le32(tac_md_csum(block));
+}
+
+/* A page of this cache, at this place, of a committed sequence. */
+static bool tac_page_ok(struct tac_cache *c, const void *block, u64 magic,
+			u64 index, u64 max_seq)
+{
+	const struct tac_disk_page *h = block;
+
+	return le64_to_cpu(h->magic) == magic &&
+	       le32_to_cpu(h->csum) == tac_md_csum(block) &&
+	       le64_to_cpu(h->index) == index &&
+	       le64_to_cpu(h->seq) <= max_seq &&
+	       !memcmp(h->uuid, &c->md.uuid, sizeof(h->uuid));
+}
+
+struct tac_temp_ctx {
+	struct tac_disk_temp *rec;
+	void *buf;
+	u32 max, n;
+};
+
+static int tac_temp_collect(void *ctx, const struct tac_extent_rec *r)
+{
+	struct tac_temp_ctx *t = ctx;
+	u32 page = t->n / TAC_TEMP_RECS, i = t->n % TAC_TEMP_RECS;
+	struct tac_disk_temp *rec;
+
+	if (t->n == t->max)
+		return 1;
+	if (!r->temp)
+		return 0;
+	rec = t->buf + (u64)page * TAC_MD_BLOCK + TAC_PAGE_HDR;
+	rec[i].extent = cpu_to_le64(from_extent(r->extent));
+	rec[i].temp = cpu_to_le32(r->temp);
+	t->n++;
+	return 0;
+}
+
+/* Save the extent temperatures; returns how many, or a -errno. */
+static int tac_md_write_temps(struct tac_cache *c, u64 seq)
+{
+	u32 pages = c->md.geo.temp_pages, p, used;
+	struct tac_temp_ctx t = {};
+	int r;
+
+	if (!c->policy->ops->walk_extents)
+		return 0;
+	t.buf = vzalloc((size_t)pages * TAC_MD_BLOCK);
+	if (!t.buf)
+		return -ENOMEM;
+	t.max = pages * TAC_TEMP_RECS;
+
+	spin_lock_irq(&c->lock);
+	c->policy->ops->walk_extents(c->policy, tac_temp_collect, &t);
+	spin_unlock_irq(&c->lock);
+
+	used = DIV_ROUND_UP(t.n, TAC_TEMP_RECS);
+	for (p = 0; p < used; p++) {
+		u32 count = min_t(u32, TAC_TEMP_RECS, t.n - p * TAC_TEMP_RECS);
+
+		tac_page_seal(c, t.buf + (u64)p * TAC_MD_BLOCK, TAC_TEMP_MAGIC,
+			      p, seq, count);
+	}
+	r = used ? tac_md_io(c, REQ_OP_WRITE | REQ_SYNC, c->md.geo.temp_start,
+			     t.buf, used * TAC_MD_SECTORS) : 0;
+	vfree(t.buf);
+	return r ? r : t.n;
+}
+
+/*
+ * Clean shutdown: the data is on the device (flushed first), then every
+ * map page and the temperatures, then a clean superblock (whose own flush
+ * makes the pages durable before it).
+ */
+int tac_md_save(struct tac_cache *c)
+{
+	u64 seq;
+	int r;
+
+	mutex_lock(&c->md.lock);
+	seq = c->md.seq + 1;
+	r = blkdev_issue_flush(c->cache);
+	if (!r)
+		r = tac_md_write_maps(c, 0, c->md.geo.map_pages, false);
+	if (!r) {
+		r = tac_md_write_temps(c, seq);
+		c->md.temp_records = r > 0 ? r : 0;
+		c->md.extent_blocks = c->tun.policy.extent_blocks;
+		r = r < 0 ? r : 0;
+	}
+	if (!r)
+		r = __tac_sb_write(c, true);
+	mutex_unlock(&c->md.lock);
+	if (r)
+		DMERR("saving the cache state failed (%d): the next start is cold",
+		      r);
+	return r;
+}
+
+static void tac_md_load_temps(struct tac_cache *c)
+{
+	u32 pages = DIV_ROUND_UP(c->md.temp_records, TAC_TEMP_RECS), p, i;
+	u32 loaded = 0;
+	void *buf;
+
+	if (!pages || !c->policy->ops->load_extent)
+		return;
+	if (c->md.extent_blocks != c->tun.policy.extent_blocks) {
+		DMINFO("saved temperatures are for %u-block extents, not %u: not loaded",
+		       c->md.extent_blocks, c->tun.policy.extent_blocks);
+		return;
+	}
+	buf = vmalloc((size_t)pages * TAC_MD_BLOCK);
+	if (!buf)
+		return;
+	if (tac_md_io(c, REQ_OP_READ | REQ_SYNC, c->md.geo.temp_start, buf,
+		      pages * TAC_MD_SECTORS))
+		goto out;
+	for (p = 0; p < pages; p++) {
+		void *block = buf + (u64)p * TAC_MD_BLOCK;
+		u32 count = le32_to_cpu(((struct tac_disk_page *)block)->count);
+
+		if (!tac_page_ok(c, block, TAC_TEMP_MAGIC, p, c->md.seq) ||
+		    le64_to_cpu(((struct tac_disk_page *)block)->seq) !=
+		    c->md.seq || count > TAC_TEMP_RECS) {
+			DMWARN("saved temperature page %u is damaged: temperatures start cold",
+			       p);
+			goto out;
+		}
+	}
+	spin_lock_irq(&c->lock);
+	for (p = 0; p < pages; p++) {
+		void *block = buf + (u64)p * TAC_MD_BLOCK;
+		struct tac_disk_temp *rec = block + TAC_PAGE_HDR;
+		u32 count = le32_to_cpu(((struct tac_disk_page *)block)->count);
+
+		for (i = 0; i < count; i++)
+			if (!c->policy->ops->load_extent(c->policy,
+				to_extent(le64_to_cpu(rec[i].extent)),
+				le32_to_cpu(rec[i].temp)))
+				loaded++;
+	}
+	spin_unlock_irq(&c->lock);
+out:
+	vfree(buf);
+	if (loaded)
+		DMINFO("cache %pUb: %u extent temperatures restored", &c->md.uuid,
+		       loaded);
+}
+
+/*
+ * Warm restart.  After a clean shutdown the saved mappings and
+ * temperatures are loaded; after an unclean one the cache's contents may
+ * not match the origin (write-through writes both devices at once) and
+ * are dropped.  A damaged page also means a cold start, never a guess.
+ */
+int tac_md_load(struct tac_cache *c)
+{
+	u64 bad = 0;
+	int r;
+
+	mutex_lock(&c->md.lock);
+	if (c->md.formatted) {
+		mutex_unlock(&c->md.lock);
+		return 0;
+	}
+	r = tac_md_read_maps(c, c->md.was_clean, &bad);
+	if (r == -EILSEQ) {
+		DMWARN("cache %pUb: map sector %llu (device sector %llu) is damaged: starting cold",
+		       &c->md.uuid, bad, c->md.geo.map_start + bad);
+		spin_lock_irq(&c->lock);
+		c->policy->ops->drop_clean(c->policy);
+		spin_unlock_irq(&c->lock);
+		r = 0;
+	} else if (!r && c->md.was_clean) {
+		tac_md_load_temps(c);
+	} else if (!r) {
+		DMINFO("cache %pUb: unclean shutdown: cached blocks dropped (they may not match the origin)",
+		       &c->md.uuid);
+	}
 	mutex_unlock(&c->md.lock);
 	return r;
 }
@@ -204,11 +629,11 @@ static bool tac_sb_sane(const struct tac_disk_sb *sb, u64 cache_sectors)
 	if (bs < 8 || bs > 2048 || !is_power_of_2(bs) || !n || n > U32_MAX)
 		return false;
 	if (le64_to_cpu(sb->map_start) != TAC_SB_SLOTS * TAC_MD_SECTORS ||
-	    le64_to_cpu(sb->map_pages) != DIV_ROUND_UP_ULL(n, TAC_MAP_ENTRIES))
+	    le64_to_cpu(sb->map_pages) != tac_map_pages(n, bs))
 		return false;
 	if (le64_to_cpu(sb->temp_start) <
 	    le64_to_cpu(sb->map_start) +
-	    le64_to_cpu(sb->map_pages) * 2 * TAC_MD_SECTORS)
+	    le64_to_cpu(sb->map_pages) * TAC_MD_SECTORS)
 		return false;
 	if (data < le64_to_cpu(sb->temp_start) +
 		   (u64)le32_to_cpu(sb->temp_pages) * TAC_MD_SECTORS ||
@@ -231,6 +656,8 @@ static void tac_sb_load(struct tac_cache *c, const struct tac_disk_sb *sb)
 	g->data_start = le64_to_cpu(sb->data_start);
 	memcpy(&c->md.uuid, sb->uuid, sizeof(c->md.uuid));
 	c->md.seq = le64_to_cpu(sb->seq);
+	c->md.temp_records = le32_to_cpu(sb->temp_records);
+	c->md.extent_blocks = le32_to_cpu(sb->extent_blocks);
 	c->md.was_clean = le32_to_cpu(sb->flags) & TAC_SB_FLAG_CLEAN;
 }
 
@@ -270,6 +697,7 @@ static int __tac_md_open(struct tac_cache *c, u32 block_sectors,
 	if (format || v[0] == SB_EMPTY)
 		goto do_format;
 
+
 	if (best < 0) {
 		if (v[0] == SB_BAD_CSUM || v[1] == SB_BAD_CSUM) {
 			DMERR("both superblock slots fail their checksum; 'format' discards the cache");
@@ -307,6 +735,7 @@ static int __tac_md_open(struct tac_cache *c, u32 block_sectors,
 		return -EINVAL;
 	}
 	tac_sb_load(c, sb[best]);
+	c->md.seed = crc32c(~0U, &c->md.uuid, sizeof(c->md.uuid));
 	DMINFO("cache %pUb: reusing, %llu blocks, last shutdown %s",
 	       &c->md.uuid, c->md.geo.nr_cblocks,
 	       c->md.was_clean ? "clean" : "unclean");
@@ -314,13 +743,22 @@ static int __tac_md_open(struct tac_cache *c, u32 block_sectors,
 
 do_format:
 	uuid_gen(&c->md.uuid);
-	/* The first write (seq 2) goes to slot 0, after slot 1 is wiped. */
+	c->md.seed = crc32c(~0U, &c->md.uuid, sizeof(c->md.uuid));
+	/*
+	 * Slot 1 is wiped first, then every map sector is written empty (so
+	 * a sector failing its checksum later means damage), then the
+	 * superblock of sequence 2 goes to slot 0.
+	 */
 	c->md.seq = 1;
 	c->md.was_clean = true;
 	c->md.formatted = true;
+	c->md.temp_records = 0;
+	c->units = tac_units(block_sectors);
 	memset(c->md.buf, 0, TAC_MD_BLOCK);
 	r = tac_md_io(c, REQ_OP_WRITE | REQ_SYNC, TAC_MD_SECTORS, c->md.buf,
 		      TAC_MD_SECTORS);
+	if (!r)
+		r = tac_md_write_maps(c, 0, c->md.geo.map_pages, true);
 	if (!r)
 		r = __tac_sb_write(c, true);
 	if (r) {
