@@ -35,7 +35,7 @@ ifndef KDIR
 endif
 KREL := $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 
-.PHONY: all module clean deps check check-unit check-vm tools bench-sim
+.PHONY: all module clean deps check check-unit check-vm demo tools bench-sim
 
 all: module
 
@@ -52,8 +52,22 @@ clean:
 	-$(MAKE) -C tests/unit clean
 	-$(MAKE) -C tools clean
 
+deps:
+	@bash qemu/deps
+
+# Everything: unit tests, then the VM selftests on both LTS kernels.
+check: deps
+	@bash tests/check.sh unit vm:6.1 vm:6.12
+
 check-unit:
-	$(MAKE) -C tests/unit check
+	@bash tests/check.sh unit
+
+# VM selftests on one kernel (KVER, default 6.1); TESTS= picks some.
+check-vm: deps
+	@bash tests/check.sh vm:$(or $(KVER),6.1)
+
+demo: deps
+	@qemu/vm --kernel $(or $(KVER),6.1) -- qemu/demo.sh
 
 tools:
 	$(MAKE) -C tools
