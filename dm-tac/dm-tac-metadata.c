@@ -34,9 +34,11 @@
 #define TAC_TEMP_MAX_RECS	(1U << 20)
 #define TAC_TEMP_MAGIC		0x504d5443415444ULL	/* "DTACTMP" */
 
-/* Mapping entry: origin block << 2 | dirty << 1 | valid. */
+/* Mapping entry: origin block << 3 | nocrc << 2 | dirty << 1 | valid. */
 #define TAC_ENTRY_VALID		1ULL
 #define TAC_ENTRY_DIRTY		2ULL
+#define TAC_ENTRY_NOCRC		4ULL
+#define TAC_ENTRY_SHIFT		3
 
 /* Pages are read and written in chunks of this many. */
 #define TAC_MD_CHUNK		64
@@ -184,6 +186,7 @@ static void tac_sb_fill(struct tac_cache *c, struct tac_disk_sb *sb,
 	sb->origin_sectors = cpu_to_le64(g->origin_sectors);
 	sb->cache_sectors = cpu_to_le64(bdev_nr_sectors(c->cache));
 	sb->nr_cblocks = cpu_to_le64(g->nr_cblocks);
+	sb->nr_dirty = cpu_to_le64(c->md.nr_dirty);
 	sb->map_start = cpu_to_le64(g->map_start);
 	sb->map_pages = cpu_to_le64(g->map_pages);
 	sb->temp_start = cpu_to_le64(g->temp_start);
@@ -251,6 +254,56 @@ static u32 tac_sector_csum(struct tac_cache *c, const void *sector)
 	return crc32c(c->md.seed, sector + 4, SECTOR_SIZE - 4);
 }
 
+static u32 tac_blocks_per_page(struct tac_cache *c)
+{
+	return TAC_MD_SECTORS * tac_entries_per_sector(c->units);
+}
+
+/* The map page a cache block's entry is in must be written at commit. */
+void tac_md_changed(struct tac_cache *c, u32 cblock)
+{
+	__set_bit(cblock / tac_blocks_per_page(c), c->md_changed);
+}
+
+/*
+ * What a block's entry says on disk decides whether it may be reused: an
+ * entry written dirty keeps the block (CB_DISK_DIRTY) until a durable
+ * commit writes it otherwise (CB_CLEAN_WRITTEN until then).
+ */
+static void __tac_entry_written(struct tac_cache *c, u32 cb, bool dirty)
+{
+	u16 *st = &c->cb_state[cb];
+
+	if (dirty) {
+		*st &= ~CB_CLEAN_WRITTEN;
+		if (!(*st & CB_DISK_DIRTY)) {
+			*st |= CB_DISK_DIRTY;
+			c->disk_dirty++;
+			__tac_update_hold(c, cb);
+		}
+	} else if (*st & CB_DISK_DIRTY) {
+		*st |= CB_CLEAN_WRITTEN;
+	}
+}
+
+/* After a durable commit of page @pgno: release what it made free. */
+static void __tac_page_committed(struct tac_cache *c, u64 pgno)
+{
+	u32 per = tac_blocks_per_page(c), cb;
+	u64 last = min_t(u64, (pgno + 1) * per, c->nr_cblocks);
+
+	for (cb = pgno * per; cb < last; cb++) {
+		u16 *st = &c->cb_state[cb];
+
+		if (!(*st & CB_CLEAN_WRITTEN))
+			continue;
+		*st &= ~(CB_CLEAN_WRITTEN | CB_DISK_DIRTY);
+		c->disk_dirty--;
+		__tac_maybe_free(c, cb);
+		__tac_update_hold(c, cb);
+	}
+}
+
 /* Fill one map page (8 sectors) from the in-core state. */
 static void tac_map_page_fill(struct tac_cache *c, void *page, u64 pgno)
 {
@@ -270,15 +323,21 @@ static void tac_map_page_fill(struct tac_cache *c, void *page, u64 pgno)
 			u32 cb = first + i;
 			void *e = sec + TAC_SECTOR_HDR + i * eb;
 			__le16 *crc = e + 8;
+			u64 v;
 
 			if (!c->policy->ops->mapping(c->policy, to_cblock(cb),
 						     &ob, &dirty) ||
-			    (c->cb_state[cb] & CB_PENDING))
+			    (c->cb_state[cb] & CB_PENDING)) {
+				__tac_entry_written(c, cb, false);
 				continue;
-			*(__le64 *)e = cpu_to_le64(from_oblock(ob) << 2 |
-				TAC_ENTRY_VALID | (dirty ? TAC_ENTRY_DIRTY : 0));
+			}
+			v = from_oblock(ob) << TAC_ENTRY_SHIFT |
+			    TAC_ENTRY_VALID | (dirty ? TAC_ENTRY_DIRTY : 0) |
+			    ((c->cb_state[cb] & CB_NOCRC) ? TAC_ENTRY_NOCRC : 0);
+			*(__le64 *)e = cpu_to_le64(v);
 			for (u = 0; u < c->units; u++)
 				crc[u] = cpu_to_le16(c->crc[(u64)cb * c->units + u]);
+			__tac_entry_written(c, cb, dirty);
 		}
 		*(__le32 *)(sec + 4) = cpu_to_le32(sector0 + s);
 		*(__le32 *)sec = cpu_to_le32(tac_sector_csum(c, sec));
@@ -286,36 +345,28 @@ static void tac_map_page_fill(struct tac_cache *c, void *page, u64 pgno)
 	spin_unlock_irq(&c->lock);
 }
 
-/* Write map pages [first, first + n); @empty: empty entries (format). */
-static int tac_md_write_maps(struct tac_cache *c, u64 first, u64 n,
-			     bool empty)
+/* Format: write every map page with no entries. */
+static int tac_md_write_empty_maps(struct tac_cache *c)
 {
+	u64 p, k, pages = c->md.geo.map_pages;
 	void *buf;
-	u64 p, k;
 	int r = 0;
+	u32 i, sct;
 
-	buf = kvmalloc(TAC_MD_CHUNK * TAC_MD_BLOCK, GFP_KERNEL);
+	buf = kvzalloc(TAC_MD_CHUNK * TAC_MD_BLOCK, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
-	for (p = first; p < first + n && !r; p += k) {
-		k = min_t(u64, TAC_MD_CHUNK, first + n - p);
-		for (u64 i = 0; i < k; i++) {
-			void *page = buf + i * TAC_MD_BLOCK;
+	for (p = 0; p < pages && !r; p += k) {
+		k = min_t(u64, TAC_MD_CHUNK, pages - p);
+		for (i = 0; i < k; i++) {
+			for (sct = 0; sct < TAC_MD_SECTORS; sct++) {
+				void *sec = buf + i * TAC_MD_BLOCK +
+					    sct * SECTOR_SIZE;
 
-			if (empty) {
-				u32 s;
-
-				memset(page, 0, TAC_MD_BLOCK);
-				for (s = 0; s < TAC_MD_SECTORS; s++) {
-					void *sec = page + s * SECTOR_SIZE;
-
-					*(__le32 *)(sec + 4) = cpu_to_le32(
-						(p + i) * TAC_MD_SECTORS + s);
-					*(__le32 *)sec = cpu_to_le32(
-						tac_sector_csum(c, sec));
-				}
-			} else {
-				tac_map_page_fill(c, page, p + i);
+				*(__le32 *)(sec + 4) = cpu_to_le32(
+					(p + i) * TAC_MD_SECTORS + sct);
+				*(__le32 *)sec = cpu_to_le32(
+					tac_sector_csum(c, sec));
 			}
 		}
 		r = tac_md_io(c, REQ_OP_WRITE | REQ_SYNC,
@@ -326,17 +377,12 @@ static int tac_md_write_maps(struct tac_cache *c, u64 first, u64 n,
 	return r;
 }
 
-/*
- * Load one map page.  Returns 0, or -EILSEQ with *@bad set to the damaged
- * sector (relative to the map area) or entry.
- */
-static int tac_map_page_load(struct tac_cache *c, const void *page,
-			     u64 pgno, bool load_clean, u64 *bad)
+/* Check one map page's sectors; -EILSEQ with *@bad on damage. */
+static int tac_map_page_check(struct tac_cache *c, const void *page,
+			      u64 pgno, u64 *bad)
 {
-	u32 per = tac_entries_per_sector(c->units), eb = tac_entry_bytes(c);
 	u64 sector0 = pgno * TAC_MD_SECTORS;
-	u32 s, i, u;
-	int r = 0;
+	u32 s;
 
 	for (s = 0; s < TAC_MD_SECTORS; s++) {
 		const void *sec = page + s * SECTOR_SIZE;
@@ -347,6 +393,22 @@ static int tac_map_page_load(struct tac_cache *c, const void *page,
 			return -EILSEQ;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Load one checked map page: dirty entries always (their data exists
+ * nowhere else), clean ones with @load_clean.  A dirty block recovered
+ * after an unclean stop may have had a write in flight: its checksums
+ * are not trusted until it is read or rewritten whole.
+ */
+static int tac_map_page_load(struct tac_cache *c, const void *page,
+			     u64 pgno, bool load_clean, u64 *bad)
+{
+	u32 per = tac_entries_per_sector(c->units), eb = tac_entry_bytes(c);
+	u64 sector0 = pgno * TAC_MD_SECTORS;
+	u32 s, i, u;
+	int r = 0;
 
 	spin_lock_irq(&c->lock);
 	for (s = 0; s < TAC_MD_SECTORS && !r; s++) {
@@ -357,15 +419,15 @@ static int tac_map_page_load(struct tac_cache *c, const void *page,
 			const void *e = sec + TAC_SECTOR_HDR + i * eb;
 			const __le16 *crc = e + 8;
 			u64 v = le64_to_cpu(*(__le64 *)e);
+			u64 ob = v >> TAC_ENTRY_SHIFT;
+			bool dirty = v & TAC_ENTRY_DIRTY;
 			u32 cb = first + i;
 
-			if (!(v & TAC_ENTRY_VALID) ||
-			    (!load_clean && !(v & TAC_ENTRY_DIRTY)))
+			if (!(v & TAC_ENTRY_VALID) || (!load_clean && !dirty))
 				continue;
-			if ((v >> 2) >= c->nr_oblocks ||
+			if (ob >= c->nr_oblocks ||
 			    c->policy->ops->load_mapping(c->policy,
-					to_cblock(cb), to_oblock(v >> 2),
-					v & TAC_ENTRY_DIRTY)) {
+					to_cblock(cb), to_oblock(ob), dirty)) {
 				*bad = sector0 + s;
 				r = -EILSEQ;
 				break;
@@ -373,14 +435,23 @@ static int tac_map_page_load(struct tac_cache *c, const void *page,
 			for (u = 0; u < c->units; u++)
 				c->crc[(u64)cb * c->units + u] =
 					le16_to_cpu(crc[u]);
+			if ((v & TAC_ENTRY_NOCRC) ||
+			    (dirty && !c->md.was_clean))
+				c->cb_state[cb] |= CB_NOCRC;
+			if (dirty) {
+				c->cb_state[cb] |= CB_DISK_DIRTY;
+				c->disk_dirty++;
+				__tac_update_hold(c, cb);
+			}
 		}
 	}
 	spin_unlock_irq(&c->lock);
 	return r;
 }
 
-/* Read every map sector, check it and load its entries into the policy. */
-static int tac_md_read_maps(struct tac_cache *c, bool load_clean, u64 *bad)
+/* Read every map page: check all (@load false) or load all. */
+static int tac_md_read_maps(struct tac_cache *c, bool load, bool load_clean,
+			    u64 *bad)
 {
 	u64 p, k, pages = c->md.geo.map_pages;
 	void *buf;
@@ -394,9 +465,13 @@ static int tac_md_read_maps(struct tac_cache *c, bool load_clean, u64 *bad)
 		r = tac_md_io(c, REQ_OP_READ | REQ_SYNC,
 			      c->md.geo.map_start + p * TAC_MD_SECTORS, buf,
 			      k * TAC_MD_SECTORS);
-		for (u64 i = 0; i < k && !r; i++)
-			r = tac_map_page_load(c, buf + i * TAC_MD_BLOCK, p + i,
-					      load_clean, bad);
+		for (u64 i = 0; i < k && !r; i++) {
+			const void *page = buf + i * TAC_MD_BLOCK;
+
+			r = load ? tac_map_page_load(c, page, p + i,
+						     load_clean, bad) :
+				   tac_map_page_check(c, page, p + i, bad);
+		}
 	}
 	kvfree(buf);
 	return r;
@@ -484,20 +559,136 @@ static int tac_md_write_temps(struct tac_cache *c, u64 seq)
 }
 
 /*
- * Clean shutdown: the data is on the device (flushed first), then every
- * map page and the temperatures, then a clean superblock (whose own flush
- * makes the pages durable before it).
+ * Write the map pages set in @pages (all of them with @all), in chunks:
+ * each chunk's entries are captured first, then the cache is flushed so
+ * that every write those entries describe is durable, then the chunk is
+ * written.  Entries changed after their capture wait for the next commit.
+ */
+static int __tac_write_changed(struct tac_cache *c, unsigned long *pages,
+			       bool all)
+{
+	u64 n = c->md.geo.map_pages, pg = 0, list[TAC_MD_CHUNK];
+	void *buf;
+	u32 k, i;
+	int r = 0;
+
+	buf = kvmalloc(TAC_MD_CHUNK * TAC_MD_BLOCK, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		for (k = 0; k < TAC_MD_CHUNK; k++, pg++) {
+			if (!all)
+				pg = find_next_bit(pages, n, pg);
+			if (pg >= n)
+				break;
+			list[k] = pg;
+			tac_map_page_fill(c, buf + k * TAC_MD_BLOCK, pg);
+		}
+		if (!k)
+			break;
+		r = blkdev_issue_flush(c->cache);
+		for (i = 0; i < k && !r; ) {
+			u32 run = 1;
+
+			while (i + run < k && list[i + run] == list[i] + run)
+				run++;
+			r = tac_md_io(c, REQ_OP_WRITE | REQ_SYNC,
+				      c->md.geo.map_start +
+				      list[i] * TAC_MD_SECTORS,
+				      buf + i * TAC_MD_BLOCK,
+				      run * TAC_MD_SECTORS);
+			i += run;
+		}
+		if (r)
+			break;
+		if (k < TAC_MD_CHUNK)
+			break;
+	}
+	kvfree(buf);
+	return r;
+}
+
+static void __tac_commit_done(struct tac_cache *c, unsigned long *pages)
+{
+	u64 pg;
+
+	spin_lock_irq(&c->lock);
+	for_each_set_bit(pg, pages, c->md.geo.map_pages)
+		__tac_page_committed(c, pg);
+	spin_unlock_irq(&c->lock);
+}
+
+/*
+ * A metadata commit: the map pages changed since the last one, then the
+ * superblock (its flush makes them durable first).  When it returns 0,
+ * every write completed before it started is durable, with the metadata
+ * that finds it.  A failure is latched: write-back can no longer promise
+ * durability.
+ */
+int tac_md_commit(struct tac_cache *c)
+{
+	unsigned long *pages;
+	u64 n = c->md.geo.map_pages;
+	bool any;
+	int r;
+
+	pages = bitmap_zalloc(n, GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	mutex_lock(&c->md.lock);
+	spin_lock_irq(&c->lock);
+	bitmap_copy(pages, c->md_changed, n);
+	bitmap_zero(c->md_changed, n);
+	c->md.nr_dirty = __tac_nr_dirty(c);
+	spin_unlock_irq(&c->lock);
+
+	any = !bitmap_empty(pages, n);
+	if (any) {
+		r = __tac_write_changed(c, pages, false);
+		if (!r)
+			r = __tac_sb_write(c, !c->running);
+	} else {
+		r = blkdev_issue_flush(c->cache);
+	}
+	c->md.last_commit = jiffies;
+	if (!r && any)
+		__tac_commit_done(c, pages);
+	spin_lock_irq(&c->lock);
+	if (r) {
+		bitmap_or(c->md_changed, c->md_changed, pages, n);
+		__tac_fail(c, "a metadata commit failed");
+	} else {
+		c->n.commits++;
+	}
+	spin_unlock_irq(&c->lock);
+	mutex_unlock(&c->md.lock);
+	bitmap_free(pages);
+	return r;
+}
+
+/*
+ * Clean shutdown: every map page (entries captured after all I/O has
+ * drained, the data flushed first) and the temperatures, then a clean
+ * superblock (whose own flush makes them durable before it).
  */
 int tac_md_save(struct tac_cache *c)
 {
+	unsigned long *pages;
+	u64 n = c->md.geo.map_pages;
 	u64 seq;
 	int r;
 
+	pages = bitmap_zalloc(n, GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	bitmap_fill(pages, n);
 	mutex_lock(&c->md.lock);
+	spin_lock_irq(&c->lock);
+	bitmap_zero(c->md_changed, n);
+	c->md.nr_dirty = __tac_nr_dirty(c);
+	spin_unlock_irq(&c->lock);
 	seq = c->md.seq + 1;
-	r = blkdev_issue_flush(c->cache);
-	if (!r)
-		r = tac_md_write_maps(c, 0, c->md.geo.map_pages, false);
+	r = __tac_write_changed(c, pages, true);
 	if (!r) {
 		r = tac_md_write_temps(c, seq);
 		c->md.temp_records = r > 0 ? r : 0;
@@ -506,10 +697,12 @@ int tac_md_save(struct tac_cache *c)
 	}
 	if (!r)
 		r = __tac_sb_write(c, true);
+	if (!r)
+		__tac_commit_done(c, pages);
 	mutex_unlock(&c->md.lock);
+	bitmap_free(pages);
 	if (r)
-		DMERR("saving the cache state failed (%d): the next start is cold",
-		      r);
+		DMERR("saving the cache state failed (%d)", r);
 	return r;
 }
 
@@ -570,32 +763,56 @@ out:
  * not match the origin (write-through writes both devices at once) and
  * are dropped.  A damaged page also means a cold start, never a guess.
  */
-int tac_md_load(struct tac_cache *c)
+int tac_md_load(struct tac_cache *c, bool discard_dirty, char **error)
 {
+	bool dirty_possible = c->md.last_mode == TAC_MODE_WRITEBACK ||
+			      c->md.nr_dirty;
 	u64 bad = 0;
 	int r;
 
 	mutex_lock(&c->md.lock);
-	if (c->md.formatted) {
+	if (c->md.formatted)
+		goto out;
+	r = tac_md_read_maps(c, false, false, &bad);
+	if (r == -EILSEQ && dirty_possible && !discard_dirty) {
+		DMERR("cache %pUb: map sector %llu (cache device sector %llu) fails its checksum, and the cache may hold dirty data",
+		      &c->md.uuid, bad, c->md.geo.map_start + bad);
+		DMERR("to recover it: 'tacmeta writeback <cache_dev> <origin_dev>' copies what it can to the origin; to drop it: add 'discard_dirty' to the table line");
+		*error = "Cache metadata is damaged and may hold dirty data (see the kernel log)";
 		mutex_unlock(&c->md.lock);
-		return 0;
+		return r;
 	}
-	r = tac_md_read_maps(c, c->md.was_clean, &bad);
 	if (r == -EILSEQ) {
-		DMWARN("cache %pUb: map sector %llu (device sector %llu) is damaged: starting cold",
+		DMWARN("cache %pUb: map sector %llu (cache device sector %llu) is damaged: starting cold",
 		       &c->md.uuid, bad, c->md.geo.map_start + bad);
-		spin_lock_irq(&c->lock);
-		c->policy->ops->drop_clean(c->policy);
-		spin_unlock_irq(&c->lock);
-		r = 0;
-	} else if (!r && c->md.was_clean) {
-		tac_md_load_temps(c);
-	} else if (!r) {
-		DMINFO("cache %pUb: unclean shutdown: cached blocks dropped (they may not match the origin)",
-		       &c->md.uuid);
+		goto out;
 	}
+	if (r) {
+		*error = "Cannot read the cache's metadata";
+		mutex_unlock(&c->md.lock);
+		return r;
+	}
+	if (discard_dirty && dirty_possible) {
+		DMWARN("cache %pUb: discard_dirty: the cache's dirty data is dropped, starting cold",
+		       &c->md.uuid);
+		goto out;
+	}
+	r = tac_md_read_maps(c, true, c->md.was_clean, &bad);
+	if (r) {
+		DMERR("cache %pUb: map sector %llu holds an impossible entry",
+		      &c->md.uuid, bad);
+		*error = "Cache metadata is inconsistent (see the kernel log)";
+		mutex_unlock(&c->md.lock);
+		return r;
+	}
+	if (c->md.was_clean)
+		tac_md_load_temps(c);
+	else
+		DMINFO("cache %pUb: unclean shutdown: clean blocks dropped (they may not match the origin), %u dirty blocks recovered",
+		       &c->md.uuid, c->disk_dirty);
+out:
 	mutex_unlock(&c->md.lock);
-	return r;
+	return 0;
 }
 
 enum tac_sb_verdict {
@@ -657,6 +874,8 @@ static void tac_sb_load(struct tac_cache *c, const struct tac_disk_sb *sb)
 	memcpy(&c->md.uuid, sb->uuid, sizeof(c->md.uuid));
 	c->md.seq = le64_to_cpu(sb->seq);
 	c->md.temp_records = le32_to_cpu(sb->temp_records);
+	c->md.last_mode = le32_to_cpu(sb->mode);
+	c->md.nr_dirty = le64_to_cpu(sb->nr_dirty);
 	c->md.extent_blocks = le32_to_cpu(sb->extent_blocks);
 	c->md.was_clean = le32_to_cpu(sb->flags) & TAC_SB_FLAG_CLEAN;
 }
@@ -758,7 +977,7 @@ do_format:
 	r = tac_md_io(c, REQ_OP_WRITE | REQ_SYNC, TAC_MD_SECTORS, c->md.buf,
 		      TAC_MD_SECTORS);
 	if (!r)
-		r = tac_md_write_maps(c, 0, c->md.geo.map_pages, true);
+		r = tac_md_write_empty_maps(c);
 	if (!r)
 		r = __tac_sb_write(c, true);
 	if (r) {

@@ -43,6 +43,7 @@
 #include <linux/hash.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
+#include <linux/delay.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -57,6 +58,7 @@ static const char * const tac_mode_names[TAC_MODE_NR] = {
 	[TAC_MODE_PASSTHROUGH] = "passthrough",
 	[TAC_MODE_WRITETHROUGH] = "writethrough",
 	[TAC_MODE_WRITEAROUND] = "writearound",
+	[TAC_MODE_WRITEBACK] = "writeback",
 };
 
 static int tac_mode_parse(const char *s, enum tac_mode *mode)
@@ -88,8 +90,14 @@ enum tac_opt {
 	OPT_MAX_CACHE_INFLIGHT,
 	OPT_STATS_EXTENTS,
 	OPT_ERROR_THRESHOLD,
+	OPT_DIRTY_THRESHOLD,
+	OPT_CLEAN_BATCH,
+	OPT_CLEANER_INFLIGHT,
+	OPT_CLEAN_IDLE_MS,
+	OPT_COMMIT_INTERVAL,
 	OPT_NR,
-	OPT_NO_DISCARD_PASSDOWN = OPT_NR,	/* a flag, no value */
+	OPT_NO_DISCARD_PASSDOWN = OPT_NR,	/* flags, no value */
+	OPT_DISCARD_DIRTY,
 };
 
 struct tac_opt_desc {
@@ -112,6 +120,11 @@ static const struct tac_opt_desc tac_opts[OPT_NR] = {
 	[OPT_STATS_EXTENTS] = { "stats_extents", TAC_MIN_STATS_EXTENTS,
 				TAC_MAX_STATS_EXTENTS, false },
 	[OPT_ERROR_THRESHOLD] = { "error_threshold", 1, 1000000, true },
+	[OPT_DIRTY_THRESHOLD] = { "dirty_threshold", 1, 100, true },
+	[OPT_CLEAN_BATCH] = { "clean_batch", 1, 256, true },
+	[OPT_CLEANER_INFLIGHT] = { "cleaner_inflight", 1, 64, true },
+	[OPT_CLEAN_IDLE_MS] = { "clean_idle_ms", 0, 3600000, true },
+	[OPT_COMMIT_INTERVAL] = { "commit_interval", 10, 3600000, true },
 };
 
 static u32 *tac_opt_field(struct tac_tunables *t, int opt)
@@ -128,6 +141,11 @@ static u32 *tac_opt_field(struct tac_tunables *t, int opt)
 	case OPT_COST_CACHE: return &t->policy.cost_cache_us;
 	case OPT_MAX_CACHE_INFLIGHT: return &t->max_cache_inflight;
 	case OPT_STATS_EXTENTS: return &t->policy.stats_extents;
+	case OPT_DIRTY_THRESHOLD: return &t->dirty_threshold;
+	case OPT_CLEAN_BATCH: return &t->clean_batch;
+	case OPT_CLEANER_INFLIGHT: return &t->cleaner_inflight;
+	case OPT_CLEAN_IDLE_MS: return &t->clean_idle_ms;
+	case OPT_COMMIT_INTERVAL: return &t->commit_interval;
 	default: return &t->error_threshold;
 	}
 }
@@ -141,6 +159,8 @@ static int tac_opt_lookup(const char *name)
 			return i;
 	if (!strcasecmp(name, "no_discard_passdown"))
 		return OPT_NO_DISCARD_PASSDOWN;
+	if (!strcasecmp(name, "discard_dirty"))
+		return OPT_DISCARD_DIRTY;
 	return -1;
 }
 
@@ -163,6 +183,12 @@ static void tac_tunables_default(struct tac_tunables *t, u32 block_sectors)
 	t->policy.cost_cache_us = 18 + ssd_xfer;
 	t->max_cache_inflight = 256;
 	t->error_threshold = 8;
+	/* Turbocharging table 2: lambda 20%, alpha 32 pages. */
+	t->dirty_threshold = 20;
+	t->clean_batch = 32;
+	t->cleaner_inflight = 4;
+	t->clean_idle_ms = 1000;
+	t->commit_interval = 1000;
 }
 
 /* Track about 8 times as many extents as the cache can hold. */
@@ -180,6 +206,16 @@ static u32 tac_default_stats_extents(u32 nr_cblocks, u32 extent_blocks)
 static struct tac_wtrack *__wt(struct tac_cache *c, u64 oblock)
 {
 	return &c->wtrack[hash_64(oblock, TAC_WTRACK_BITS)];
+}
+
+u32 __wt_gen(struct tac_cache *c, u64 oblock)
+{
+	return __wt(c, oblock)->gen;
+}
+
+u32 __wt_inflight(struct tac_cache *c, u64 oblock)
+{
+	return __wt(c, oblock)->inflight;
 }
 
 /* Register (+1) or retire (-1) writes to origin blocks [first, first+n). */
@@ -202,42 +238,60 @@ static void __wtrack(struct tac_cache *c, u64 first, u64 n, int delta)
 	}
 }
 
-static void __hold(struct tac_cache *c, u32 cb, bool held)
+/*
+ * A block is held (never a victim) while I/O is in flight on its data,
+ * while it is being filled, and while its on-disk entry may say dirty:
+ * reusing it then could make a crash recover another block's data as
+ * this one's.  (Dirty blocks themselves the policy never evicts.)
+ */
+void __tac_update_hold(struct tac_cache *c, u32 cb)
 {
-	c->policy->ops->hold(c->policy, to_cblock(cb), held);
+	u16 st = c->cb_state[cb];
+
+	if (st & CB_DOOMED)
+		return;
+	c->policy->ops->hold(c->policy, to_cblock(cb),
+			     st & (CB_PINS | CB_PENDING | CB_DISK_DIRTY));
 }
 
-static bool __pinnable(struct tac_cache *c, u32 cb)
+bool __tac_pinnable(struct tac_cache *c, u32 cb)
 {
 	return (c->cb_state[cb] & CB_PINS) < CB_PINS;
 }
 
-static void __pin(struct tac_cache *c, u32 cb)
+void __tac_pin(struct tac_cache *c, u32 cb)
 {
-	if (!(c->cb_state[cb] & (CB_PINS | CB_PENDING)))
-		__hold(c, cb, true);
 	c->cb_state[cb]++;
 	c->cache_inflight++;
+	__tac_update_hold(c, cb);
 }
 
-/* The block's space goes back to the free list. */
-static void __free_block(struct tac_cache *c, u32 cb)
+/* A doomed block's space goes back when nothing refers to it any more. */
+void __tac_maybe_free(struct tac_cache *c, u32 cb)
 {
+	u16 st = c->cb_state[cb];
+
+	if (!(st & CB_DOOMED) || (st & (CB_PINS | CB_DISK_DIRTY)))
+		return;
 	c->policy->ops->release(c->policy, to_cblock(cb));
 	c->cb_state[cb] = 0;
 }
 
-static void __unpin(struct tac_cache *c, u32 cb)
+void __tac_unpin(struct tac_cache *c, u32 cb)
 {
-	u16 st = --c->cb_state[cb];
-
+	c->cb_state[cb]--;
 	c->cache_inflight--;
-	if (st & (CB_PINS | CB_PENDING))
-		return;
-	if (st & CB_DOOMED)
-		__free_block(c, cb);
-	else
-		__hold(c, cb, false);
+	__tac_maybe_free(c, cb);
+	__tac_update_hold(c, cb);
+}
+
+static bool __is_dirty(struct tac_cache *c, u32 cb)
+{
+	tac_oblock_t ob;
+	bool dirty;
+
+	return c->policy->ops->mapping(c->policy, to_cblock(cb), &ob, &dirty) &&
+	       dirty;
 }
 
 /* A mapped block leaves the cache now (its data may be stale). */
@@ -245,10 +299,10 @@ static void __invalidate(struct tac_cache *c, u32 cb)
 {
 	c->policy->ops->unmap(c->policy, to_cblock(cb));
 	c->n.invalidations++;
-	if (c->cb_state[cb] & CB_PINS)
-		c->cb_state[cb] |= CB_DOOMED;
-	else
-		__free_block(c, cb);
+	c->cb_state[cb] |= CB_DOOMED;
+	c->cb_state[cb] &= ~CB_NOCRC;
+	tac_md_changed(c, cb);
+	__tac_maybe_free(c, cb);
 }
 
 enum tac_lookup {
@@ -287,7 +341,7 @@ static bool __reserve(struct tac_cache *c, u64 oblock, u32 own_writes,
 	    !c->policy->ops->lookup(c->policy, to_oblock(oblock), &cblock,
 				    false))
 		return false;		/* already mapped (being filled) */
-	if (c->degraded || oblock >= c->nr_oblocks ||
+	if (c->health != TAC_OK || oblock >= c->nr_oblocks ||
 	    w->inflight > own_writes ||
 	    c->cache_inflight >= c->tun.max_cache_inflight) {
 		c->n.bypassed++;
@@ -302,7 +356,7 @@ static bool __reserve(struct tac_cache *c, u64 oblock, u32 own_writes,
 	*cb = from_cblock(cblock);
 	*gen = w->gen;
 	c->cb_state[*cb] = CB_PENDING;
-	__hold(c, *cb, true);
+	__tac_update_hold(c, *cb);
 	c->cache_inflight++;
 	return true;
 }
@@ -313,18 +367,16 @@ static void __fill_done(struct tac_cache *c, u32 cb, u64 oblock, u32 gen,
 {
 	c->cb_state[cb] &= ~CB_PENDING;
 	c->cache_inflight--;
-	if (ok && __wt(c, oblock)->gen == gen && !c->degraded) {
+	if (ok && __wt(c, oblock)->gen == gen && c->health == TAC_OK) {
 		c->n.promotions++;
-		if (!(c->cb_state[cb] & CB_PINS))
-			__hold(c, cb, false);
+		tac_md_changed(c, cb);
+		__tac_update_hold(c, cb);
 		return;
 	}
 	c->n.promo_aborts++;
 	c->policy->ops->unmap(c->policy, to_cblock(cb));
-	if (c->cb_state[cb] & CB_PINS)
-		c->cb_state[cb] |= CB_DOOMED;
-	else
-		__free_block(c, cb);
+	c->cb_state[cb] |= CB_DOOMED;
+	__tac_maybe_free(c, cb);
 }
 
 /* Drop every readable block that is not dirty (message, degradation). */
@@ -347,19 +399,52 @@ static void tac_invalidate_all(struct tac_cache *c)
 }
 
 /* Count a cache error; too many switch the cache to passthrough. */
-static void __cache_error(struct tac_cache *c, const char *what)
+void __tac_cache_error(struct tac_cache *c, const char *what)
 {
 	c->n.cache_errors++;
 	DMERR_LIMIT("cache device %s error (%llu so far)", what,
 		    c->n.cache_errors);
-	if (!c->degraded && c->n.cache_errors >= c->tun.error_threshold) {
-		c->degraded = true;
+	if (c->health == TAC_OK &&
+	    c->n.cache_errors >= c->tun.error_threshold) {
+		c->health = TAC_DEGRADED;
 		c->mode = TAC_MODE_PASSTHROUGH;
-		DMERR("%llu cache device errors: switching to passthrough; the cache is dropped",
-		      c->n.cache_errors);
+		DMERR("%llu cache device errors: switching to passthrough; clean blocks are dropped%s",
+		      c->n.cache_errors, __tac_wb_active(c) ?
+		      ", dirty ones kept and still written back" : "");
 		c->drop_all = true;
 		queue_work(c->wq, &c->worker);
 	}
+}
+
+/*
+ * Write-back data was lost or cannot be read: latch the failure (status
+ * "fail").  Nothing is dropped: dirty blocks stay dirty, reads of them
+ * return errors rather than stale origin data, the cleaner keeps trying.
+ */
+void __tac_fail(struct tac_cache *c, const char *why)
+{
+	c->n.cache_errors++;
+	if (c->health != TAC_FAIL)
+		DMERR("write-back cache failed: %s; dirty data may be lost, status shows 'fail'",
+		      why);
+	c->health = TAC_FAIL;
+	if (c->mode == TAC_MODE_WRITEBACK)
+		c->mode = TAC_MODE_PASSTHROUGH;
+}
+
+u32 __tac_nr_dirty(struct tac_cache *c)
+{
+	struct tac_policy_stats ps;
+
+	c->policy->ops->stats(c->policy, &ps);
+	return ps.nr_dirty;
+}
+
+/* Write-back state to keep on disk: dirty blocks, or their shadows. */
+bool __tac_wb_active(struct tac_cache *c)
+{
+	return c->mode == TAC_MODE_WRITEBACK || c->disk_dirty ||
+	       __tac_nr_dirty(c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -372,6 +457,8 @@ enum tac_route {
 	ROUTE_FANOUT,		/* served by clones we issued */
 	ROUTE_DISCARD,		/* invalidated, then to the origin or done */
 	ROUTE_CACHE_FLUSH,	/* the cache device's share of a flush */
+	ROUTE_WB,		/* write-back: written to the cache only */
+	ROUTE_COMMIT,		/* waits for a metadata commit */
 };
 
 struct tac_fill;
@@ -383,7 +470,8 @@ struct tac_bio {
 	u64 oblock;			/* HIT, FANOUT: the block */
 	u32 cblock;
 	u8 route;
-	bool racy;			/* HIT: a write was in flight */
+	bool racy;			/* HIT, WB: a write was in flight */
+	bool dirty;			/* HIT: of a dirty block */
 	bool admitted;			/* FANOUT: filling a new block */
 	bool cache_failed;		/* FANOUT: the cache clone failed */
 	u32 gen;			/* HIT, FANOUT: write generation */
@@ -503,7 +591,7 @@ static void __fill_end(struct tac_fill *f, bool ok, bool cache_fault)
 		       c->units * sizeof(u16));
 	__fill_done(c, f->cblock, f->oblock, f->gen, ok);
 	if (cache_fault)
-		__cache_error(c, "fill write");
+		__tac_cache_error(c, "fill write");
 	if (!--c->bg_inflight)
 		wake_up(&c->bg_wait);
 }
@@ -726,10 +814,10 @@ static void tac_fanout_done(struct bio *bio)
 		/* An origin failure leaves the origin's contents unknown. */
 		if (!ok && !(c->cb_state[pb->cblock] & CB_DOOMED))
 			__invalidate(c, pb->cblock);
-		__unpin(c, pb->cblock);
+		__tac_unpin(c, pb->cblock);
 	}
 	if (pb->cache_failed)
-		__cache_error(c, "write");
+		__tac_cache_error(c, "write");
 	__wtrack(c, pb->wfirst, pb->wcount, -1);
 	pb->wcount = 0;
 	spin_unlock_irqrestore(&c->lock, flags);
@@ -821,24 +909,41 @@ static int tac_map_read(struct dm_target *ti, struct tac_cache *c,
 	u64 b0 = start >> c->block_shift, bl = (end - 1) >> c->block_shift;
 	bool classify = !tac_is_remainder(ti, bio);
 	struct tac_fill *fills;
+	enum tac_lookup st;
+	bool dirty;
 	u64 b;
 	u32 cb;
 
+retry:
 	spin_lock_irq(&c->lock);
 	if (classify)
 		c->policy->ops->request(c->policy, to_oblock(b0), bl - b0 + 1,
 					false);
-	if (c->mode != TAC_MODE_PASSTHROUGH &&
-	    __lookup(c, b0, &cb) == LK_VALID && __pinnable(c, cb) &&
-	    tac_units_aligned(c, start, min_t(sector_t, end,
-					     (b0 + 1) << c->block_shift))) {
-		/* A hit: one block, to its place on the cache device. */
+	classify = false;
+	st = __lookup(c, b0, &cb);
+	dirty = st == LK_VALID && __is_dirty(c, cb);
+	if (dirty && !__tac_pinnable(c, cb)) {
+		/* Thousands of I/Os on one dirty block: wait for a pin. */
+		spin_unlock_irq(&c->lock);
+		msleep(1);
+		goto retry;
+	}
+	if (dirty || (st == LK_VALID && c->mode != TAC_MODE_PASSTHROUGH &&
+		      __tac_pinnable(c, cb) &&
+		      tac_units_aligned(c, start, min_t(sector_t, end,
+				(b0 + 1) << c->block_shift)))) {
+		/*
+		 * A hit: one block, to its place on the cache device.  Dirty
+		 * data exists only there: it is read there in every mode.
+		 */
 		if (bl > b0)
 			tac_split(ti, bio, ((b0 + 1) << c->block_shift) - start);
-		__pin(c, cb);
+		__tac_pin(c, cb);
 		c->n.read_hits++;
+		c->last_io = jiffies;
 		pb->gen = __wt(c, b0)->gen;
 		pb->racy = __wt(c, b0)->inflight;
+		pb->dirty = dirty;
 		spin_unlock_irq(&c->lock);
 		pb->route = ROUTE_HIT;
 		pb->oblock = b0;
@@ -852,14 +957,15 @@ static int tac_map_read(struct dm_target *ti, struct tac_cache *c,
 
 	/* A miss: the run of missed blocks goes to the origin in one bio. */
 	for (b = b0 + 1; b <= bl; b++)
-		if (c->mode != TAC_MODE_PASSTHROUGH &&
-		    __lookup(c, b, &cb) == LK_VALID)
+		if (__lookup(c, b, &cb) == LK_VALID &&
+		    (c->mode != TAC_MODE_PASSTHROUGH || __is_dirty(c, cb)))
 			break;
 	if (b <= bl) {
 		tac_split(ti, bio, (b << c->block_shift) - start);
 		end = b << c->block_shift;
 	}
 	c->n.read_misses += b - b0;
+	c->last_io = jiffies;
 	fills = __plan_fills(c, b0, b - b0, start, end);
 	spin_unlock_irq(&c->lock);
 
@@ -886,7 +992,7 @@ static int __map_write_through(struct dm_target *ti, struct tac_cache *c,
 		__wtrack(c, b0, 1, 1);
 		pb->wfirst = b0;
 		pb->wcount = 1;
-		if (__wt(c, b0)->inflight > 1 || !__pinnable(c, pb->cblock) ||
+		if (__wt(c, b0)->inflight > 1 || !__tac_pinnable(c, pb->cblock) ||
 		    !tac_units_aligned(c, start, min_t(sector_t, end,
 					(b0 + 1) << c->block_shift))) {
 			/* Another write in flight (see "Coherence"), or
@@ -896,7 +1002,7 @@ static int __map_write_through(struct dm_target *ti, struct tac_cache *c,
 			*last = b0;
 			return DM_MAPIO_REMAPPED;
 		}
-		__pin(c, pb->cblock);
+		__tac_pin(c, pb->cblock);
 		pb->admitted = false;
 		return DM_MAPIO_SUBMITTED;
 	}
@@ -923,7 +1029,7 @@ static int __map_write_through(struct dm_target *ti, struct tac_cache *c,
 		st = __lookup(c, b, &cb);
 		if (st == LK_VALID ||
 		    (st == LK_NONE && tac_whole_block(c, b, start, end) &&
-		     !c->degraded && !__wt(c, b)->inflight &&
+		     c->health == TAC_OK && !__wt(c, b)->inflight &&
 		     c->cache_inflight < c->tun.max_cache_inflight &&
 		     c->policy->ops->would_admit(c->policy, to_oblock(b))))
 			break;
@@ -936,31 +1042,101 @@ static int __map_write_through(struct dm_target *ti, struct tac_cache *c,
 	return DM_MAPIO_REMAPPED;
 }
 
+/*
+ * Write-back: @bio (one block) goes to cache block pb->cblock only.  A
+ * block already dirty takes writes in every mode (its only current copy
+ * is there); in write-back mode a clean cached block becomes dirty, and a
+ * whole block of a warm extent is admitted straight into the cache.
+ */
+static int __map_write_back(struct tac_cache *c, struct bio *bio,
+			    struct tac_bio *pb, u64 b0, bool admitted)
+{
+	pb->route = ROUTE_WB;
+	pb->oblock = b0;
+	pb->admitted = admitted;
+	if (!admitted)
+		__tac_pin(c, pb->cblock);
+	pb->wfirst = b0;
+	pb->wcount = 1;
+	pb->racy = __wt(c, b0)->inflight > 1;
+	pb->iter = bio->bi_iter;
+	return DM_MAPIO_REMAPPED;
+}
+
 static int tac_map_write(struct dm_target *ti, struct tac_cache *c,
 			 struct bio *bio, struct tac_bio *pb)
 {
 	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
 	u64 b0 = start >> c->block_shift, bl = (end - 1) >> c->block_shift;
+	sector_t split = ((b0 + 1) << c->block_shift) - start;
 	bool classify = !tac_is_remainder(ti, bio);
 	int r = DM_MAPIO_REMAPPED;
+	enum tac_lookup st;
+	bool dirty, aligned;
 	u64 b;
 	u32 cb;
 
+retry:
 	spin_lock_irq(&c->lock);
 	if (classify)
 		c->policy->ops->request(c->policy, to_oblock(b0), bl - b0 + 1,
 					true);
+	classify = false;
+	st = __lookup(c, b0, &cb);
+	dirty = st == LK_VALID && __is_dirty(c, cb);
+	aligned = tac_units_aligned(c, start, min_t(sector_t, end,
+					(b0 + 1) << c->block_shift));
+	if (dirty && !__tac_pinnable(c, cb)) {
+		spin_unlock_irq(&c->lock);
+		msleep(1);
+		goto retry;
+	}
+
+	if (dirty || (st == LK_VALID && c->mode == TAC_MODE_WRITEBACK &&
+		      aligned && __tac_pinnable(c, cb))) {
+		if (bl > b0)
+			tac_split(ti, bio, split);
+		c->n.write_hits++;
+		__wtrack(c, b0, 1, 1);
+		pb->cblock = cb;
+		r = __map_write_back(c, bio, pb, b0, false);
+		goto out_cache;
+	}
+
+	if (c->mode == TAC_MODE_WRITEBACK && st == LK_NONE &&
+	    tac_whole_block(c, b0, start, end)) {
+		__wtrack(c, b0, 1, 1);
+		if (__reserve(c, b0, 1, &pb->cblock, &pb->gen)) {
+			if (bl > b0)
+				tac_split(ti, bio, split);
+			c->n.write_misses++;
+			r = __map_write_back(c, bio, pb, b0, true);
+			goto out_cache;
+		}
+		__wtrack(c, b0, 1, -1);
+	}
+
 	if (c->mode == TAC_MODE_WRITETHROUGH) {
 		r = __map_write_through(ti, c, bio, pb, &bl);
 	} else {
-		/* Write-around and pass-through: invalidate, then write. */
+		/*
+		 * Write-around, pass-through, and write-back blocks not
+		 * admitted: the origin, invalidating clean cached copies, up
+		 * to the next dirty block (which must take the write itself).
+		 */
 		for (b = b0; b <= bl; b++) {
-			if (__lookup(c, b, &cb) == LK_VALID) {
-				__invalidate(c, cb);
-				c->n.write_hits++;
-			} else {
+			if (__lookup(c, b, &cb) != LK_VALID) {
 				c->n.write_misses++;
+				continue;
 			}
+			if (__is_dirty(c, cb) ||
+			    (c->mode == TAC_MODE_WRITEBACK && b > b0)) {
+				tac_split(ti, bio, (b << c->block_shift) - start);
+				bl = b - 1;
+				break;
+			}
+			__invalidate(c, cb);
+			c->n.write_hits++;
 		}
 	}
 	if (r == DM_MAPIO_REMAPPED && !pb->wcount) {
@@ -968,11 +1144,20 @@ static int tac_map_write(struct dm_target *ti, struct tac_cache *c,
 		pb->wfirst = b0;
 		pb->wcount = bl - b0 + 1;
 	}
+	c->last_io = jiffies;
 	spin_unlock_irq(&c->lock);
 
 	if (r == DM_MAPIO_SUBMITTED)
 		return tac_fanout(c, bio, pb);
 	bio_set_dev(bio, c->origin);
+	return r;
+
+out_cache:
+	c->last_io = jiffies;
+	spin_unlock_irq(&c->lock);
+	bio_set_dev(bio, c->cache);
+	bio->bi_iter.bi_sector = tac_cblock_sector(c, pb->cblock) +
+				 (start & (c->block_sectors - 1));
 	return r;
 }
 
@@ -1066,6 +1251,16 @@ static int tac_map(struct dm_target *ti, struct bio *bio)
 	if (unlikely(bio->bi_opf & REQ_PREFLUSH)) {
 		/* dm core sends data-less flushes here, one per device. */
 		if (dm_bio_get_target_bio_nr(bio)) {
+			spin_lock_irq(&c->lock);
+			if (__tac_wb_active(c)) {
+				/* Write-back: a flush is a metadata commit. */
+				pb->route = ROUTE_COMMIT;
+				bio_list_add(&c->commit_waiters, bio);
+				spin_unlock_irq(&c->lock);
+				queue_work(c->wb_wq, &c->commit_work);
+				return DM_MAPIO_SUBMITTED;
+			}
+			spin_unlock_irq(&c->lock);
 			pb->route = ROUTE_CACHE_FLUSH;
 			bio_set_dev(bio, c->cache);
 		} else {
@@ -1093,48 +1288,150 @@ static int tac_map(struct dm_target *ti, struct bio *bio)
 	}
 }
 
+/* The data units a bio covers within its block, if it covers whole ones. */
+static u32 tac_bio_units(struct tac_cache *c, struct tac_bio *pb, u32 *first)
+{
+	sector_t start = pb->iter.bi_sector;
+
+	if (!tac_units_aligned(c, start, start + (pb->iter.bi_size >> 9)))
+		return 0;
+	*first = (start & (c->block_sectors - 1)) >> c->unit_shift;
+	return pb->iter.bi_size >> (c->unit_shift + SECTOR_SHIFT);
+}
+
+static int tac_end_hit(struct tac_cache *c, struct bio *bio,
+		       struct tac_bio *pb, blk_status_t *error)
+{
+	u32 cb = pb->cblock, first = 0, nr = tac_bio_units(c, pb, &first);
+	bool mismatch = false, racy;
+	unsigned long flags;
+	u16 crc[32];
+
+	if (!*error && nr)
+		tac_bio_crcs(c, bio, pb->iter, nr, crc);
+	spin_lock_irqsave(&c->lock, flags);
+	if (!*error && nr && !(c->cb_state[cb] & CB_NOCRC))
+		mismatch = memcmp(crc, &c->crc[(u64)cb * c->units + first],
+				  nr * sizeof(u16));
+	/* A write racing with this read explains a mismatch. */
+	racy = pb->racy || __wt(c, pb->oblock)->gen != pb->gen;
+
+	if (pb->dirty) {
+		/* The only copy: its loss is an error, never stale data. */
+		if (*error)
+			__tac_fail(c, "a dirty block could not be read");
+		else if (mismatch && !racy) {
+			*error = BLK_STS_IOERR;
+			__tac_fail(c, "a dirty block failed its checksum");
+		}
+		__tac_unpin(c, cb);
+		spin_unlock_irqrestore(&c->lock, flags);
+		return DM_ENDIO_DONE;
+	}
+
+	if (*error || (mismatch && !racy)) {
+		/* The cache device lost or garbled it. */
+		if (!(c->cb_state[cb] & CB_DOOMED))
+			__invalidate(c, cb);
+		__tac_cache_error(c, *error ? "read" : "checksum");
+	}
+	__tac_unpin(c, cb);
+	if (*error || mismatch) {
+		/* Read it again from the origin (see tac_retry()). */
+		pb->route = ROUTE_RETRY;
+		bio_list_add(&c->deferred, bio);
+		spin_unlock_irqrestore(&c->lock, flags);
+		queue_work(c->wq, &c->worker);
+		return DM_ENDIO_INCOMPLETE;
+	}
+	spin_unlock_irqrestore(&c->lock, flags);
+	return DM_ENDIO_DONE;
+}
+
+/* A write-back write to the cache completed. */
+static int tac_end_write_back(struct tac_cache *c, struct bio *bio,
+			      struct tac_bio *pb, blk_status_t *error)
+{
+	u32 cb = pb->cblock, first = 0, nr = tac_bio_units(c, pb, &first);
+	bool ok = !*error, fua = bio->bi_opf & REQ_FUA;
+	struct tac_policy_stats ps;
+	unsigned long flags;
+	u16 crc[32];
+
+	if (ok && nr)
+		tac_bio_crcs(c, bio, pb->iter, nr, crc);
+	spin_lock_irqsave(&c->lock, flags);
+	/* Concurrent writes may land in either order: checksums unknown. */
+	if (pb->racy || __wt(c, pb->oblock)->inflight > 1)
+		nr = 0;
+	if (pb->admitted) {
+		if (ok && nr == c->units)
+			memcpy(&c->crc[(u64)cb * c->units], crc,
+			       nr * sizeof(u16));
+		else if (ok)
+			c->cb_state[cb] |= CB_NOCRC;
+		__fill_done(c, cb, pb->oblock, pb->gen, ok);
+		if (!(c->cb_state[cb] & CB_DOOMED))
+			c->policy->ops->set_dirty(c->policy, to_cblock(cb));
+		if (!ok)
+			__tac_cache_error(c, "write");
+	} else if (ok) {
+		c->policy->ops->set_dirty(c->policy, to_cblock(cb));
+		if (nr) {
+			memcpy(&c->crc[(u64)cb * c->units + first], crc,
+			       nr * sizeof(u16));
+			if (nr == c->units)
+				c->cb_state[cb] &= ~CB_NOCRC;
+		} else {
+			c->cb_state[cb] |= CB_NOCRC;
+		}
+		tac_md_changed(c, cb);
+		__tac_unpin(c, cb);
+	} else {
+		/* The write failed: the user hears of it. */
+		if (__is_dirty(c, cb)) {
+			c->cb_state[cb] |= CB_NOCRC;
+			tac_md_changed(c, cb);
+			__tac_fail(c, "a write to a dirty block failed");
+		} else {
+			if (!(c->cb_state[cb] & CB_DOOMED))
+				__invalidate(c, cb);
+			__tac_cache_error(c, "write");
+		}
+		__tac_unpin(c, cb);
+	}
+	__wtrack(c, pb->wfirst, pb->wcount, -1);
+	pb->wcount = 0;
+
+	c->policy->ops->stats(c->policy, &ps);
+	if ((u64)ps.nr_dirty * 100 >
+	    (u64)c->tun.dirty_threshold * c->nr_cblocks)
+		tac_wb_kick(c);
+	if (ok && fua) {
+		/* FUA: durable on completion, metadata included. */
+		pb->route = ROUTE_COMMIT;
+		bio_list_add(&c->commit_waiters, bio);
+		spin_unlock_irqrestore(&c->lock, flags);
+		queue_work(c->wb_wq, &c->commit_work);
+		return DM_ENDIO_INCOMPLETE;
+	}
+	spin_unlock_irqrestore(&c->lock, flags);
+	return DM_ENDIO_DONE;
+}
+
 static int tac_end_io(struct dm_target *ti, struct bio *bio,
 		      blk_status_t *error)
 {
 	struct tac_bio *pb = tac_pb(bio);
 	struct tac_cache *c = pb->c;
-	u32 first, nr;
-	bool silent = false;
 	unsigned long flags;
-	u16 crc[32];
 
 	switch (pb->route) {
 	case ROUTE_HIT:
-		first = (pb->iter.bi_sector & (c->block_sectors - 1)) >>
-			c->unit_shift;
-		nr = pb->iter.bi_size >> (c->unit_shift + SECTOR_SHIFT);
-		if (!*error)
-			tac_bio_crcs(c, bio, pb->iter, nr, crc);
-		spin_lock_irqsave(&c->lock, flags);
-		if (!*error && memcmp(crc, &c->crc[(u64)pb->cblock * c->units +
-						   first], nr * sizeof(u16))) {
-			/* A write racing with this read explains it... */
-			*error = BLK_STS_IOERR;
-			if (pb->racy || __wt(c, pb->oblock)->gen != pb->gen)
-				silent = true;
-		}
-		if (*error && !silent) {
-			/* ...otherwise the cache device lost or garbled it. */
-			if (!(c->cb_state[pb->cblock] & CB_DOOMED))
-				__invalidate(c, pb->cblock);
-			__cache_error(c, bio->bi_status ? "read" : "checksum");
-		}
-		__unpin(c, pb->cblock);
-		if (*error) {
-			/* Read it again from the origin (see tac_retry()). */
-			pb->route = ROUTE_RETRY;
-			bio_list_add(&c->deferred, bio);
-			spin_unlock_irqrestore(&c->lock, flags);
-			queue_work(c->wq, &c->worker);
-			return DM_ENDIO_INCOMPLETE;
-		}
-		spin_unlock_irqrestore(&c->lock, flags);
-		break;
+		return tac_end_hit(c, bio, pb, error);
+
+	case ROUTE_WB:
+		return tac_end_write_back(c, bio, pb, error);
 
 	case ROUTE_ORIGIN:
 	case ROUTE_DISCARD:
@@ -1155,7 +1452,7 @@ static int tac_end_io(struct dm_target *ti, struct bio *bio,
 		 */
 		if (*error) {
 			spin_lock_irqsave(&c->lock, flags);
-			__cache_error(c, "flush");
+			__tac_cache_error(c, "flush");
 			spin_unlock_irqrestore(&c->lock, flags);
 			*error = BLK_STS_OK;
 		}
@@ -1248,8 +1545,15 @@ static struct tac_cache *__tac_cache_find(dev_t cache_dev)
 
 static void tac_cache_free(struct tac_cache *c)
 {
+	if (c->wb_wq) {
+		tac_wb_stop(c);
+		destroy_workqueue(c->wb_wq);
+	}
+	if (c->commit_wq)
+		destroy_workqueue(c->commit_wq);
 	if (c->wq)
 		destroy_workqueue(c->wq);
+	bitmap_free(c->md_changed);
 	bioset_exit(&c->bs);
 	if (c->policy)
 		c->policy->ops->destroy(c->policy);
@@ -1307,17 +1611,16 @@ static int tac_cache_build(struct tac_cache *c, struct tac_c *tc)
 		ti->error = "Cannot allocate the bio set";
 		return r;
 	}
+	c->md_changed = bitmap_zalloc(c->md.geo.map_pages, GFP_KERNEL);
 	c->wq = alloc_workqueue("dm-tac", WQ_MEM_RECLAIM, 1);
-	if (!c->wq) {
-		ti->error = "Cannot create the workqueue";
+	c->wb_wq = alloc_workqueue("dm-tac-wb", WQ_MEM_RECLAIM, 1);
+	c->commit_wq = alloc_ordered_workqueue("dm-tac-commit",
+					       WQ_MEM_RECLAIM);
+	if (!c->md_changed || !c->wq || !c->wb_wq || !c->commit_wq) {
+		ti->error = "Cannot allocate the cache's workqueues";
 		return -ENOMEM;
 	}
-	r = tac_md_load(c);
-	if (r) {
-		ti->error = "Cannot read the cache's saved state";
-		return r;
-	}
-	return 0;
+	return tac_md_load(c, tc->tun.discard_dirty, &ti->error);
 }
 
 /*
@@ -1374,6 +1677,7 @@ static int tac_cache_get(struct tac_c *tc)
 	INIT_LIST_HEAD(&c->fills);
 	init_waitqueue_head(&c->bg_wait);
 	INIT_WORK(&c->worker, tac_worker);
+	tac_wb_init(c);
 	c->md_owner = md;
 	c->cache_dev = tc->cache_dev->bdev->bd_dev;
 	c->origin_dev = tc->origin_dev->bdev->bd_dev;
@@ -1450,7 +1754,7 @@ static int tac_parse_opt_args(struct tac_c *tc, struct dm_arg_set *as)
 				return -EINVAL;
 			}
 			if (tac_mode_parse(dm_shift_arg(as), &tc->mode)) {
-				ti->error = "Invalid mode (supported: writethrough, writearound, passthrough)";
+				ti->error = "Invalid mode (supported: writethrough, writearound, writeback, passthrough)";
 				return -EINVAL;
 			}
 			have_mode = true;
@@ -1478,6 +1782,10 @@ static int tac_parse_opt_args(struct tac_c *tc, struct dm_arg_set *as)
 		tc->tun.given |= BIT(opt);
 		if (opt == OPT_NO_DISCARD_PASSDOWN) {
 			tc->tun.no_discard_passdown = true;
+			continue;
+		}
+		if (opt == OPT_DISCARD_DIRTY) {
+			tc->tun.discard_dirty = true;
 			continue;
 		}
 		if (!argc--) {
@@ -1644,12 +1952,17 @@ static void tac_postsuspend(struct dm_target *ti)
 	struct tac_c *tc = ti->private;
 	struct tac_cache *c = tc->cache;
 
-	/* User I/O has drained; fills started by it may still run. */
+	/*
+	 * User I/O has drained; fills started by it may still run.  Dirty
+	 * blocks stay dirty over a suspend: the cleaner stops, the state is
+	 * saved, and a resume (or the next constructor) goes on from there.
+	 */
+	tac_wb_stop(c);
 	wait_event(c->bg_wait, !READ_ONCE(c->bg_inflight));
 	flush_workqueue(c->wq);
 	if (c->running) {
-		tac_md_save(c);
 		c->running = false;
+		tac_md_save(c);
 	}
 }
 
@@ -1664,10 +1977,16 @@ static int tac_preresume(struct dm_target *ti)
 	/* A reload applies the new table's arguments here. */
 	spin_lock_irq(&c->lock);
 	c->mode = tc->mode;
-	c->degraded = false;
+	if (c->health == TAC_DEGRADED)
+		c->health = TAC_OK;
 	c->tun.max_cache_inflight = tc->tun.max_cache_inflight;
 	c->tun.error_threshold = tc->tun.error_threshold;
 	c->tun.no_discard_passdown = tc->tun.no_discard_passdown;
+	c->tun.dirty_threshold = tc->tun.dirty_threshold;
+	c->tun.clean_batch = tc->tun.clean_batch;
+	c->tun.cleaner_inflight = tc->tun.cleaner_inflight;
+	c->tun.clean_idle_ms = tc->tun.clean_idle_ms;
+	c->tun.commit_interval = tc->tun.commit_interval;
 	c->tun.given = tc->tun.given;
 	if (!c->policy->ops->set_params(c->policy, &tc->tun.policy))
 		c->tun.policy = tc->tun.policy;
@@ -1679,6 +1998,7 @@ static int tac_preresume(struct dm_target *ti)
 			return r;
 		c->running = true;
 	}
+	tac_wb_start(c);
 	return 0;
 }
 
@@ -1694,9 +2014,15 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 	struct tac_policy_stats ps;
 	struct tac_counters n;
 	struct tac_tunables tun;
+	static const char * const health[] = { "ok", "degraded", "fail" };
+	static const char * const cleaner[] = {
+		"idle", "threshold", "idle-clean", "flush"
+	};
+	enum tac_cleaner_state cl;
+	enum tac_health h;
 	enum tac_mode mode;
 	unsigned int sz = 0;
-	bool degraded;
+	u64 rate, seq;
 	int i, nr;
 
 	spin_lock_irq(&c->lock);
@@ -1704,8 +2030,11 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 	n = c->n;
 	tun = c->tun;
 	mode = c->mode;
-	degraded = c->degraded;
+	h = c->health;
+	cl = c->cleaner;
+	rate = c->clean_rate;
 	spin_unlock_irq(&c->lock);
+	seq = READ_ONCE(c->md.seq);
 
 	switch (type) {
 	case STATUSTYPE_INFO:
@@ -1717,14 +2046,16 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 		DMEMIT(" %llu %llu %llu %llu %llu %u %u %s",
 		       ps.seq_requests, ps.random_requests, n.bypassed,
 		       n.invalidations, n.cache_errors, ps.tracked_extents,
-		       ps.coldest_temp, degraded ? "degraded" : "ok");
+		       ps.coldest_temp, health[h]);
+		DMEMIT(" %s %llu %llu %llu %llu", cleaner[cl], rate, n.commits,
+		       seq, n.cleaner_writes);
 		break;
 
 	case STATUSTYPE_TABLE:
 		nr = 2 + tc->format;
 		for (i = 0; i < OPT_NR; i++)
 			nr += (tun.given & BIT(i)) ? 2 : 0;
-		nr += tun.no_discard_passdown;
+		nr += tun.no_discard_passdown + tun.discard_dirty;
 		DMEMIT("%s %s %u %d mode %s", tc->origin_dev->name,
 		       tc->cache_dev->name, tc->block_sectors, nr,
 		       tac_mode_names[mode]);
@@ -1734,6 +2065,8 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 				       *tac_opt_field(&tun, i));
 		if (tun.no_discard_passdown)
 			DMEMIT(" no_discard_passdown");
+		if (tun.discard_dirty)
+			DMEMIT(" discard_dirty");
 		if (tc->format)
 			DMEMIT(" format");
 		break;
@@ -1750,18 +2083,32 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 /* ------------------------------------------------------------------ */
 /* Messages */
 
+/*
+ * Leaving write-back: stop making dirty blocks at once (writes to blocks
+ * still dirty keep going to the cache), then clean everything; the
+ * message returns when nothing is dirty, or -EINTR if interrupted (the
+ * cleaning goes on).
+ */
 static int tac_msg_mode(struct tac_cache *c, unsigned int argc, char **argv)
 {
 	enum tac_mode mode;
 
 	if (argc != 2 || tac_mode_parse(argv[1], &mode)) {
-		DMERR("usage: mode writethrough|writearound|passthrough");
+		DMERR("usage: mode writethrough|writearound|writeback|passthrough");
 		return -EINVAL;
 	}
 	spin_lock_irq(&c->lock);
+	if (c->health == TAC_FAIL && mode == TAC_MODE_WRITEBACK) {
+		spin_unlock_irq(&c->lock);
+		DMERR("mode: the cache has failed; write-back stays off");
+		return -EIO;
+	}
 	c->mode = mode;
-	c->degraded = false;
+	if (c->health == TAC_DEGRADED)
+		c->health = TAC_OK;
 	spin_unlock_irq(&c->lock);
+	if (mode != TAC_MODE_WRITEBACK)
+		return tac_wb_flush(c);
 	return 0;
 }
 
@@ -1777,7 +2124,7 @@ static int tac_msg_set(struct tac_cache *c, unsigned int argc, char **argv)
 		return -EINVAL;
 	}
 	opt = tac_opt_lookup(argv[1]);
-	if (opt < 0 || opt == OPT_NO_DISCARD_PASSDOWN) {
+	if (opt < 0 || opt >= OPT_NR) {
 		DMERR("set: unknown tunable '%s'", argv[1]);
 		return -EINVAL;
 	}
@@ -1850,6 +2197,8 @@ static int tac_message(struct dm_target *ti, unsigned int argc, char **argv,
 		return tac_msg_set(c, argc, argv);
 	if (!strcasecmp(argv[0], "heat"))
 		return tac_msg_heat(c, argc, argv, result, maxlen);
+	if (!strcasecmp(argv[0], "flush") && argc == 1)
+		return tac_wb_flush(c);
 	if (!strcasecmp(argv[0], "invalidate") && argc == 1) {
 		tac_invalidate_all(c);
 		return 0;
