@@ -95,6 +95,7 @@ struct tac_params {
 #define TAC_MAX_EXTENT_BLOCKS	(1U << 20)
 #define TAC_MIN_STATS_EXTENTS	16
 #define TAC_MAX_STATS_EXTENTS	(1U << 28)
+#define TAC_MAX_CACHE_BLOCKS	(1U << 31)
 
 enum tac_class {
 	TAC_RANDOM = 0,

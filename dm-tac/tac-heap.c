@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dm-tac policy core: the indexed min-heap behind victim selection.
+ *
+ * TAC section 3.3 keeps every cached page in a heap ordered by the
+ * temperature it had when it was inserted, so that the coldest one is
+ * found in logarithmic time; keys are corrected lazily by the caller (see
+ * tac-policy.c).  This heap stores (key, item) pairs in one preallocated
+ * array and the position of each item in a second one, both indexed by
+ * 32-bit numbers, so that any item can be removed or re-keyed in
+ * O(log n).  Capacity up to 2^31 items.
+ */
+#include <linux/bug.h>
+
+#include "tac-heap.h"
+
+void heap_init(struct tac_heap *h, struct heap_node *nodes, u32 *pos,
+	       u32 capacity)
+{
+	h->nodes = nodes;
+	h->pos = pos;
+	h->size = 0;
+	h->capacity = capacity;
+}
+
+static void __place(struct tac_heap *h, u32 i, struct heap_node n)
+{
+	h->nodes[i] = n;
+	h->pos[n.item] = i;
+}
+
+/* Move @n up from hole @i; returns where it landed. */
+static u32 __sift_up(struct tac_heap *h, u32 i, struct heap_node n)
+{
+	while (i) {
+		u32 parent = (i - 1) / 2;
+
+		if (h->nodes[parent].key <= n.key)
+			break;
+		__place(h, i, h->nodes[parent]);
+		i = parent;
+	}
+	__place(h, i, n);
+	return i;
+}
+
+static void __sift_down(struct tac_heap *h, u32 i, struct heap_node n)
+{
+	for (;;) {
+		u32 c = 2 * i + 1;
+
+		if (c >= h->size)
+			break;
+		if (c + 1 < h->size && h->nodes[c + 1].key < h->nodes[c].key)
+			c++;
+		if (h->nodes[c].key >= n.key)
+			break;
+		__place(h, i, h->nodes[c]);
+		i = c;
+	}
+	__place(h, i, n);
+}
+
+/* Put @n into hole @i, up or down as its key requires. */
+static void __fill_hole(struct tac_heap *h, u32 i, struct heap_node n)
+{
+	if (__sift_up(h, i, n) == i)
+		__sift_down(h, i, n);
+}
+
+void heap_push(struct tac_heap *h, u32 item, u32 key)
+{
+	struct heap_node n = { .key = key, .item = item };
+
+	if (WARN_ON_ONCE(h->size >= h->capacity))
+		return;
+	__sift_up(h, h->size++, n);
+}
+
+struct heap_node heap_pop(struct tac_heap *h)
+{
+	struct heap_node top = h->nodes[0];
+
+	if (--h->size)
+		__sift_down(h, 0, h->nodes[h->size]);
+	return top;
+}
+
+void heap_remove(struct tac_heap *h, u32 item)
+{
+	u32 i = h->pos[item];
+
+	if (WARN_ON_ONCE(i >= h->size || h->nodes[i].item != item))
+		return;
+	if (i != --h->size)
+		__fill_hole(h, i, h->nodes[h->size]);
+}
+
+void heap_update(struct tac_heap *h, u32 item, u32 key)
+{
+	u32 i = h->pos[item];
+	struct heap_node n = { .key = key, .item = item };
+
+	if (WARN_ON_ONCE(i >= h->size || h->nodes[i].item != item))
+		return;
+	__fill_hole(h, i, n);
+}
+
+/*
+ * Drop every item for which @keep returns false (@keep may then overwrite
+ * its pos[]), in O(n): compact, then Floyd's bottom-up heap construction.
+ */
+void heap_filter(struct tac_heap *h, bool (*keep)(void *ctx, u32 item),
+		 void *ctx)
+{
+	u32 i, kept = 0;
+
+	for (i = 0; i < h->size; i++) {
+		struct heap_node n = h->nodes[i];
+
+		if (keep(ctx, n.item))
+			__place(h, kept++, n);
+	}
+	h->size = kept;
+	for (i = kept / 2; i-- > 0;)
+		__sift_down(h, i, h->nodes[i]);
+}
+
+/* The heap property and the position index agree: for tests, O(n). */
+bool heap_valid(const struct tac_heap *h)
+{
+	u32 i;
+
+	if (h->size > h->capacity)
+		return false;
+	for (i = 0; i < h->size; i++) {
+		if (h->pos[h->nodes[i].item] != i)
+			return false;
+		if (i && h->nodes[(i - 1) / 2].key > h->nodes[i].key)
+			return false;
+	}
+	return true;
+}

@@ -1,0 +1,991 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dm-tac policy core: the TAC policy (temperature-aware caching).
+ *
+ * Canim et al., "SSD Bufferpool Extensions for Database Systems", section
+ * 3: cache the blocks whose extent would cost the disk the most time, as
+ * measured by the extent's temperature (tac-temp.c) fed by the access
+ * classifier (tac-seq.c); admit a block only when it is warmer than the
+ * coldest cached block, found with a lazily corrected min-heap
+ * (tac-heap.c).  Do et al., "Turbocharging DBMS Buffer Pool Using SSDs",
+ * adds aggressive filling (section 3.3.1) and physical invalidation
+ * (section 2.5), both used here.
+ *
+ * Per cache block this file keeps (numbers for the published budget):
+ *   struct tac_block     12 bytes: origin block, hash or free list link
+ *   pos[]                 4 bytes: heap position, or the block's state
+ *   heap node             8 bytes: key (temperature) and block
+ *   hash buckets          3 bytes: nr_blocks * 3 / 4 heads of 4 bytes
+ *   dirty, held bitmaps   2 bits
+ * = 27.25 bytes, plus the statistics table (16 bytes per extent slot) and
+ * a few KiB per policy.  tac_policy_ram_bytes() is the exact figure.
+ *
+ * Everything is allocated by tac_policy_create(); the methods only index
+ * into those arrays with 32-bit block numbers.  The caller serialises all
+ * calls (tac-policy.h), so no helper here locks anything.
+ */
+#include <linux/bitops.h>
+#include <linux/bug.h>
+#include <linux/container_of.h>
+#include <linux/errno.h>
+#include <linux/limits.h>
+#include <linux/log2.h>
+#include <linux/minmax.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/vmalloc.h>
+
+#include "tac-heap.h"
+#include "tac-policy.h"
+#include "tac-seq.h"
+#include "tac-temp.h"
+
+/*
+ * Default device costs for 4 KiB blocks, in microseconds (TAC eq. 1).
+ *
+ * Disk: the 7200 rpm Seagate SATA drive of TAC section 4.1: 8.2 ms average
+ * seek, 4.17 ms average rotational latency, 1070 Mb/s maximum media rate,
+ * at which a 4 KiB block takes 4096 * 8 / 1070e6 s = 30.6 us.  A random
+ * read pays all three: 8200 + 4170 + 31 = 12401 us; a read in a sequential
+ * run only the transfer: 31 us.
+ *
+ * SSD: 20 us for a 4 KiB random read, typical of a current NVMe drive at
+ * low queue depth (datasheets give 20 to 90 us; TAC's Fusion-io card had
+ * 50 us).  Eq. 1 assumes the SSD read is cheaper than a sequential disk
+ * read (TAC section 3.1); with the low end of that range it is, and
+ * sequential accesses still warm their extent a little (31 - 20 = 11 us,
+ * against 12381 us for a random one).  A slower SSD makes S_HDD - R_SSD
+ * negative: the cost is then taken as 0 and scans warm nothing.
+ */
+#define TAC_DEFAULT_HDD_RANDOM_US	12401
+#define TAC_DEFAULT_HDD_SEQ_US		31
+#define TAC_DEFAULT_CACHE_US		20
+
+/*
+ * Halve temperatures every 2^20 block accesses (4 GiB of I/O at 4 KiB).
+ * TAC gives no number.  Long enough that an extent re-read once per
+ * hundreds of thousands of accesses keeps a useful temperature (a cache of
+ * a few GiB turns over more slowly than that), short enough to follow a
+ * shift of the hot set within a few periods.  A temperature settles near
+ * 2 * period * share * cost, so with the random cost above only an extent
+ * taking more than 16% of all accesses reaches the u32 ceiling (where it
+ * merely ties with other saturated extents).
+ */
+#define TAC_DEFAULT_AGING_PERIOD	(1U << 20)
+
+/* 2^20 slots, 16 MiB: tracks 128 GiB of origin at 32 blocks of 4 KiB. */
+#define TAC_DEFAULT_STATS_EXTENTS	(1U << 20)
+
+/* TAC section 3.3: re-check the heap's top at most five times. */
+#define TAC_HEAP_RECHECKS	5
+
+/* Held blocks at the top of the heap stepped over before giving up. */
+#define TAC_HELD_SKIPS		8
+
+/* admit_margin bound that keeps coldest * (100 + margin) within a u64. */
+#define TAC_MAX_ADMIT_MARGIN	1000
+
+#define TAC_NONE	U32_MAX
+
+/* pos[] values of blocks outside the heap; clean MAPPED blocks are in it. */
+#define CB_FREE		(HEAP_NOT_IN | 0)
+#define CB_DIRTY	(HEAP_NOT_IN | 1)
+#define CB_DETACHED	(HEAP_NOT_IN | 2)
+
+/* Packed to 12 bytes so that one hash chain step touches one cache line. */
+struct tac_block {
+	tac_oblock_t oblock;
+	u32 next;		/* hash chain if MAPPED, free list if FREE */
+} __packed;
+
+struct tac {
+	struct tac_policy policy;
+	struct tac_params params;
+
+	u32 nr_blocks;
+	unsigned int extent_shift;
+	u32 cost_seq;		/* S_HDD - R_SSD, clamped at 0 */
+	u32 cost_random;	/* R_HDD - R_SSD, clamped at 0 */
+	u32 in_epoch;		/* block accesses since the last halving */
+
+	struct tac_block *blocks;
+	u32 *buckets;
+	u32 nr_buckets;
+	u32 *pos;
+	struct heap_node *nodes;
+	struct tac_heap heap;
+	unsigned long *dirty;
+	unsigned long *held;
+
+	u32 free_head;		/* blocks released since creation */
+	u32 fresh;		/* blocks >= fresh were never handed out */
+	u32 nr_free;
+	u32 nr_mapped;
+	u32 nr_dirty;
+	u32 nr_detached;
+
+	struct temp_table temps;
+	struct temp_entry *slots;
+	struct seq_window seq;
+
+	/*
+	 * would_admit()'s answer, which admit() of the same block reuses if
+	 * no method that could change it ran in between: the lazy heap
+	 * refresh is bounded, so deciding twice could differ.
+	 */
+	struct {
+		tac_oblock_t oblock;
+		struct heap_node victim;
+		int r;
+		bool valid;
+	} pending;
+
+	u64 seq_requests;
+	u64 random_requests;
+	u64 admissions;
+	u64 bypasses;
+	u64 evictions;
+	u64 ram_bytes;
+};
+
+static struct tac *to_tac(struct tac_policy *p)
+{
+	return container_of(p, struct tac, policy);
+}
+
+/* Every method that could change an admission decision calls this. */
+static struct tac *to_tac_changed(struct tac_policy *p)
+{
+	struct tac *tac = to_tac(p);
+
+	tac->pending.valid = false;
+	return tac;
+}
+
+/*----------------------------------------------------------------
+ * Parameters and memory
+ *--------------------------------------------------------------*/
+
+void tac_params_default(struct tac_params *params)
+{
+	params->extent_blocks = 32;	/* TAC section 3.1: 32 pages */
+	params->seq_window = 20;	/* TAC section 3.1, footnote 1 */
+	params->seq_threshold = 2;	/* ditto */
+	params->aging_period = TAC_DEFAULT_AGING_PERIOD;
+	params->admit_margin = 1;	/* TAC section 3.3: smoothed heap */
+	params->fill_threshold = 95;	/* Turbocharging table 2: tau */
+	params->cost_hdd_random_us = TAC_DEFAULT_HDD_RANDOM_US;
+	params->cost_hdd_seq_us = TAC_DEFAULT_HDD_SEQ_US;
+	params->cost_cache_us = TAC_DEFAULT_CACHE_US;
+	params->stats_extents = TAC_DEFAULT_STATS_EXTENTS;
+}
+
+int tac_params_check(const struct tac_params *params, u32 nr_blocks,
+		     const char **why)
+{
+	const char *bad = NULL;
+
+	if (!nr_blocks || nr_blocks > TAC_MAX_CACHE_BLOCKS)
+		bad = "number of cache blocks must be 1 to 2^31";
+	else if (!is_power_of_2(params->extent_blocks) ||
+		 params->extent_blocks > TAC_MAX_EXTENT_BLOCKS)
+		bad = "extent_blocks must be a power of 2 up to 2^20";
+	else if (!params->seq_window ||
+		 params->seq_window > TAC_MAX_SEQ_WINDOW)
+		bad = "seq_window must be 1 to 256";
+	else if (params->seq_threshold >= params->seq_window)
+		bad = "seq_threshold must be below seq_window";
+	else if (!params->aging_period)
+		bad = "aging_period must be at least 1";
+	else if (params->admit_margin > TAC_MAX_ADMIT_MARGIN)
+		bad = "admit_margin must be 0 to 1000 percent";
+	else if (params->fill_threshold > 100)
+		bad = "fill_threshold must be 0 to 100 percent";
+	else if (params->stats_extents < TAC_MIN_STATS_EXTENTS ||
+		 params->stats_extents > TAC_MAX_STATS_EXTENTS)
+		bad = "stats_extents must be 16 to 2^28";
+
+	if (why)
+		*why = bad;
+	return bad ? -EINVAL : 0;
+}
+
+static u32 __nr_buckets(u32 nr_blocks)
+{
+	/* Load factor 4/3: chains stay short within the memory budget. */
+	return nr_blocks - nr_blocks / 4;
+}
+
+static u64 __bitmap_bytes(u32 nr_blocks)
+{
+	return (u64)BITS_TO_LONGS((u64)nr_blocks) * sizeof(unsigned long);
+}
+
+u64 tac_policy_ram_bytes(u32 nr_blocks, const struct tac_params *params)
+{
+	u64 n = nr_blocks;
+
+	return sizeof(struct tac) +
+	       n * sizeof(struct tac_block) +
+	       n * sizeof(u32) +			/* pos */
+	       n * sizeof(struct heap_node) +
+	       (u64)__nr_buckets(nr_blocks) * sizeof(u32) +
+	       2 * __bitmap_bytes(nr_blocks) +		/* dirty, held */
+	       (u64)params->stats_extents * sizeof(struct temp_entry);
+}
+
+/* kvmalloc() refuses more than INT_MAX bytes; vmalloc() does not. */
+static void *__alloc_array(size_t n, size_t size)
+{
+	if (n > INT_MAX / size)
+		return vcalloc(n, size);
+	return kvcalloc(n, size, GFP_KERNEL);
+}
+
+static void __apply_params(struct tac *tac, const struct tac_params *params)
+{
+	u32 cache = params->cost_cache_us;
+
+	tac->params = *params;
+	tac->cost_seq = params->cost_hdd_seq_us > cache ?
+			params->cost_hdd_seq_us - cache : 0;
+	tac->cost_random = params->cost_hdd_random_us > cache ?
+			   params->cost_hdd_random_us - cache : 0;
+}
+
+/*----------------------------------------------------------------
+ * Mapping: origin block -> cache block hash, free blocks
+ *--------------------------------------------------------------*/
+
+static u32 __bucket(struct tac *tac, tac_oblock_t oblock)
+{
+	u32 h = (from_oblock(oblock) * 0x61c8864680b583ebULL) >> 32;
+
+	return ((u64)h * tac->nr_buckets) >> 32;
+}
+
+static u32 __hash_find(struct tac *tac, tac_oblock_t oblock)
+{
+	u32 cb = tac->buckets[__bucket(tac, oblock)];
+
+	while (cb != TAC_NONE && tac->blocks[cb].oblock != oblock)
+		cb = tac->blocks[cb].next;
+	return cb;
+}
+
+static void __hash_insert(struct tac *tac, u32 cb)
+{
+	u32 b = __bucket(tac, tac->blocks[cb].oblock);
+
+	tac->blocks[cb].next = tac->buckets[b];
+	tac->buckets[b] = cb;
+}
+
+static void __hash_remove(struct tac *tac, u32 cb)
+{
+	u32 b = __bucket(tac, tac->blocks[cb].oblock);
+	u32 prev = TAC_NONE, cur = tac->buckets[b];
+
+	while (cur != cb) {
+		if (WARN_ON_ONCE(cur == TAC_NONE))
+			return;
+		prev = cur;
+		cur = tac->blocks[cur].next;
+	}
+	if (prev == TAC_NONE)
+		tac->buckets[b] = tac->blocks[cb].next;
+	else
+		tac->blocks[prev].next = tac->blocks[cb].next;
+}
+
+static void __free_push(struct tac *tac, u32 cb)
+{
+	tac->pos[cb] = CB_FREE;
+	tac->blocks[cb].next = tac->free_head;
+	tac->free_head = cb;
+	tac->nr_free++;
+}
+
+/*
+ * Released blocks first, then the never used ones in order: no O(n) free
+ * list to build at creation, and load_mapping() can claim any FREE block
+ * above the frontier in O(1).
+ */
+static u32 __free_pop(struct tac *tac)
+{
+	u32 cb = tac->free_head;
+
+	if (cb != TAC_NONE) {
+		tac->free_head = tac->blocks[cb].next;
+		tac->nr_free--;
+		return cb;
+	}
+	while (tac->fresh < tac->nr_blocks) {
+		cb = tac->fresh++;
+		if (tac->pos[cb] == CB_FREE) {
+			tac->nr_free--;
+			return cb;
+		}
+	}
+	WARN_ON_ONCE(tac->nr_free);
+	return TAC_NONE;
+}
+
+/* Take FREE block @cb out of the free pool for load_mapping(). */
+static void __free_claim(struct tac *tac, u32 cb)
+{
+	u32 prev = TAC_NONE, cur = tac->free_head;
+
+	tac->nr_free--;
+	if (cb >= tac->fresh)
+		return;		/* the frontier will step over it */
+
+	/* Rare: construction loads mappings before any release(). */
+	while (cur != cb) {
+		prev = cur;
+		cur = tac->blocks[cur].next;
+	}
+	if (prev == TAC_NONE)
+		tac->free_head = tac->blocks[cb].next;
+	else
+		tac->blocks[prev].next = tac->blocks[cb].next;
+}
+
+static bool __is_mapped(struct tac *tac, u32 cb)
+{
+	return heap_contains(&tac->heap, cb) || tac->pos[cb] == CB_DIRTY;
+}
+
+static bool __bad_cblock(struct tac *tac, tac_cblock_t cblock)
+{
+	return WARN_ON_ONCE(from_cblock(cblock) >= tac->nr_blocks);
+}
+
+/*----------------------------------------------------------------
+ * Temperatures
+ *--------------------------------------------------------------*/
+
+static u64 __extent_of(struct tac *tac, u64 oblock)
+{
+	return oblock >> tac->extent_shift;
+}
+
+static u32 __block_temp(struct tac *tac, u32 cb)
+{
+	u64 ob = from_oblock(tac->blocks[cb].oblock);
+
+	return temp_get(&tac->temps, __extent_of(tac, ob));
+}
+
+static void __age_tick(struct tac *tac)
+{
+	temp_halve(&tac->temps);
+	tac->in_epoch = 0;
+}
+
+/*
+ * TAC eq. 1: add @cost per block to the extents of blocks [@ob, @ob + @nr),
+ * halving every aging_period block accesses.  Runs split at extent and
+ * epoch boundaries, so the result is the same as adding block by block:
+ * O(1 + nr / extent_blocks + nr / aging_period).
+ */
+static void __account(struct tac *tac, u64 ob, u32 nr, u32 cost)
+{
+	u32 extent_mask = tac->params.extent_blocks - 1;
+
+	while (nr) {
+		u32 room = tac->params.aging_period - tac->in_epoch;
+		u32 run = min3(nr, room, extent_mask + 1 - (u32)(ob & extent_mask));
+
+		temp_add(&tac->temps, __extent_of(tac, ob), (u64)run * cost);
+		tac->in_epoch += run;
+		if (tac->in_epoch >= tac->params.aging_period)
+			__age_tick(tac);
+		ob += run;
+		nr -= run;
+	}
+}
+
+/*----------------------------------------------------------------
+ * Admission and victim selection (TAC sections 3.2, 3.3)
+ *--------------------------------------------------------------*/
+
+/* The smoothed heap: @t must beat @coldest by admit_margin percent. */
+static bool __warmer(struct tac *tac, u32 t, u32 coldest)
+{
+	return (u64)t * 100 >
+	       (u64)coldest * (100 + tac->params.admit_margin);
+}
+
+/* Turbocharging section 3.3.1: aggressive filling up to tau percent. */
+static bool __filling(struct tac *tac)
+{
+	u64 used = tac->nr_blocks - tac->nr_free;
+
+	return used * 100 < (u64)tac->params.fill_threshold * tac->nr_blocks;
+}
+
+/*
+ * TAC section 3.3: keys are temperatures at insertion; before trusting the
+ * top, look up its current temperature and re-insert it if it changed, at
+ * most *@budget times in all.  A top whose key went down stays on top and
+ * is now exact, so it ends the search.
+ */
+static void __refresh_top(struct tac *tac, u32 *budget)
+{
+	while (*budget && !heap_empty(&tac->heap)) {
+		struct heap_node top = heap_top(&tac->heap);
+		u32 t = __block_temp(tac, top.item);
+
+		if (t == top.key)
+			return;
+		(*budget)--;
+		heap_update(&tac->heap, top.item, t);
+		if (t < top.key)
+			return;
+	}
+}
+
+/*
+ * The coldest clean block that is not held, with its key; false if none
+ * is found within TAC_HELD_SKIPS held blocks.  Held blocks are popped and
+ * put back afterwards, so each costs O(log n).
+ */
+static bool __find_victim(struct tac *tac, struct heap_node *victim)
+{
+	struct heap_node aside[TAC_HELD_SKIPS];
+	u32 budget = TAC_HEAP_RECHECKS, nr_aside = 0;
+	bool found = false;
+
+	for (;;) {
+		__refresh_top(tac, &budget);
+		if (heap_empty(&tac->heap))
+			break;
+		*victim = heap_top(&tac->heap);
+		if (!test_bit(victim->item, tac->held)) {
+			found = true;
+			break;
+		}
+		if (nr_aside == TAC_HELD_SKIPS)
+			break;
+		aside[nr_aside++] = heap_pop(&tac->heap);
+	}
+	while (nr_aside--)
+		heap_push(&tac->heap, aside[nr_aside].item,
+			  aside[nr_aside].key);
+	return found;
+}
+
+/*
+ * The admission decision for an origin block of temperature @t:
+ *   0        take a free block;
+ *   1        evict *@victim;
+ *   -ENOSPC  bypass.
+ *
+ * Below fill_threshold percent used, every block is admitted (Turbocharging
+ * 3.3.1).  From there on the smoothed-heap test applies (TAC 3.3): while
+ * free blocks remain, against the coldest clean block, held or not (0 if
+ * there is none), and a winner takes a free block, evicting nothing; once
+ * no block is free, against the coldest clean block that is not held,
+ * which the winner replaces.
+ *
+ * It may refresh heap keys, which changes no mapping, no counter and no
+ * decision an exact heap would make, so would_admit() can share it.
+ */
+static int __decide(struct tac *tac, u32 t, struct heap_node *victim)
+{
+	u32 budget = TAC_HEAP_RECHECKS;
+	u32 coldest = 0;
+
+	if (tac->nr_free) {
+		if (__filling(tac))
+			return 0;
+		__refresh_top(tac, &budget);
+		if (!heap_empty(&tac->heap))
+			coldest = heap_top(&tac->heap).key;
+		return __warmer(tac, t, coldest) ? 0 : -ENOSPC;
+	}
+
+	if (!__find_victim(tac, victim) || !__warmer(tac, t, victim->key))
+		return -ENOSPC;
+	return 1;
+}
+
+/*----------------------------------------------------------------
+ * The methods
+ *--------------------------------------------------------------*/
+
+static void tac_destroy(struct tac_policy *p)
+{
+	struct tac *tac = to_tac(p);
+
+	kvfree(tac->blocks);
+	kvfree(tac->pos);
+	kvfree(tac->nodes);
+	kvfree(tac->buckets);
+	kvfree(tac->dirty);
+	kvfree(tac->held);
+	kvfree(tac->slots);
+	kfree(tac);
+}
+
+static enum tac_class tac_request(struct tac_policy *p, tac_oblock_t first,
+				  u32 nr_blocks, bool is_write)
+{
+	struct tac *tac = to_tac_changed(p);
+	u64 ob = from_oblock(first);
+	enum tac_class class;
+
+	/*
+	 * Writes count like reads: in write-back mode a cached block saves
+	 * the disk the write as well, and either way the extent is busy.
+	 */
+	(void)is_write;
+
+	if (unlikely(!nr_blocks))
+		return TAC_RANDOM;
+	if (unlikely(ob + nr_blocks - 1 < ob))
+		nr_blocks = -ob;	/* clamp at the end of the u64 space */
+
+	class = seq_classify(&tac->seq, ob, nr_blocks, tac->extent_shift,
+			     tac->params.seq_window, tac->params.seq_threshold);
+	if (class == TAC_SEQUENTIAL) {
+		tac->seq_requests++;
+		__account(tac, ob, nr_blocks, tac->cost_seq);
+	} else {
+		tac->random_requests++;
+		__account(tac, ob, nr_blocks, tac->cost_random);
+	}
+	return class;
+}
+
+static int tac_lookup(struct tac_policy *p, tac_oblock_t oblock,
+		      tac_cblock_t *cblock, bool record_hit)
+{
+	struct tac *tac = to_tac(p);
+	u32 cb = __hash_find(tac, oblock);
+
+	/* Temperatures, not recency: a hit changes nothing here. */
+	(void)record_hit;
+
+	if (cb == TAC_NONE)
+		return -ENOENT;
+	*cblock = to_cblock(cb);
+	return 0;
+}
+
+static bool tac_would_admit(struct tac_policy *p, tac_oblock_t oblock)
+{
+	struct tac *tac = to_tac(p);
+	u32 t = temp_get(&tac->temps, __extent_of(tac, from_oblock(oblock)));
+
+	/* Refreshing heap keys is invisible; the answer is kept for admit(). */
+	tac->pending.r = __decide(tac, t, &tac->pending.victim);
+	tac->pending.oblock = oblock;
+	tac->pending.valid = true;
+	return tac->pending.r >= 0;
+}
+
+static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
+		     tac_cblock_t *cblock, tac_oblock_t *evicted)
+{
+	struct tac *tac = to_tac(p);
+	u32 t = temp_get(&tac->temps, __extent_of(tac, from_oblock(oblock)));
+	struct heap_node victim;
+	u32 cb;
+	int r;
+
+	if (tac->pending.valid && tac->pending.oblock == oblock) {
+		r = tac->pending.r;
+		victim = tac->pending.victim;
+	} else {
+		r = __decide(tac, t, &victim);
+	}
+	tac->pending.valid = false;
+
+	if (r < 0) {
+		tac->bypasses++;
+		return r;
+	}
+
+	if (r == 0) {
+		cb = __free_pop(tac);
+		if (WARN_ON_ONCE(cb == TAC_NONE)) {
+			tac->bypasses++;
+			return -ENOSPC;
+		}
+		/* A new mapping starts unheld, whatever came before. */
+		__clear_bit(cb, tac->held);
+		tac->blocks[cb].oblock = oblock;
+		__hash_insert(tac, cb);
+		heap_push(&tac->heap, cb, t);
+		tac->nr_mapped++;
+	} else {
+		cb = victim.item;
+		*evicted = tac->blocks[cb].oblock;
+		__hash_remove(tac, cb);
+		tac->blocks[cb].oblock = oblock;
+		__hash_insert(tac, cb);
+		heap_update(&tac->heap, cb, t);
+		tac->evictions++;
+	}
+	tac->admissions++;
+	*cblock = to_cblock(cb);
+	return r;
+}
+
+/* Turbocharging section 2.5: physical invalidation, the space is freed. */
+static void tac_unmap(struct tac_policy *p, tac_cblock_t cblock)
+{
+	struct tac *tac = to_tac_changed(p);
+	u32 cb = from_cblock(cblock);
+
+	if (__bad_cblock(tac, cblock) || WARN_ON_ONCE(!__is_mapped(tac, cb)))
+		return;
+	__hash_remove(tac, cb);
+	if (tac->pos[cb] == CB_DIRTY) {
+		__clear_bit(cb, tac->dirty);
+		tac->nr_dirty--;
+	} else {
+		heap_remove(&tac->heap, cb);
+	}
+	tac->pos[cb] = CB_DETACHED;
+	tac->nr_mapped--;
+	tac->nr_detached++;
+}
+
+static void tac_release(struct tac_policy *p, tac_cblock_t cblock)
+{
+	struct tac *tac = to_tac_changed(p);
+	u32 cb = from_cblock(cblock);
+
+	if (__bad_cblock(tac, cblock) ||
+	    WARN_ON_ONCE(tac->pos[cb] != CB_DETACHED))
+		return;
+	tac->nr_detached--;
+	__free_push(tac, cb);
+}
+
+static void tac_hold(struct tac_policy *p, tac_cblock_t cblock, bool held)
+{
+	struct tac *tac = to_tac_changed(p);
+	u32 cb = from_cblock(cblock);
+
+	if (__bad_cblock(tac, cblock))
+		return;
+	if (held)
+		__set_bit(cb, tac->held);
+	else
+		__clear_bit(cb, tac->held);
+}
+
+static void tac_set_dirty(struct tac_policy *p, tac_cblock_t cblock)
+{
+	struct tac *tac = to_tac_changed(p);
+	u32 cb = from_cblock(cblock);
+
+	if (__bad_cblock(tac, cblock) || tac->pos[cb] == CB_DIRTY ||
+	    WARN_ON_ONCE(!__is_mapped(tac, cb)))
+		return;
+	heap_remove(&tac->heap, cb);
+	tac->pos[cb] = CB_DIRTY;
+	__set_bit(cb, tac->dirty);
+	tac->nr_dirty++;
+}
+
+static void tac_clear_dirty(struct tac_policy *p, tac_cblock_t cblock)
+{
+	struct tac *tac = to_tac_changed(p);
+	u32 cb = from_cblock(cblock);
+
+	if (__bad_cblock(tac, cblock) || heap_contains(&tac->heap, cb) ||
+	    WARN_ON_ONCE(tac->pos[cb] != CB_DIRTY))
+		return;
+	__clear_bit(cb, tac->dirty);
+	tac->nr_dirty--;
+	heap_push(&tac->heap, cb, __block_temp(tac, cb));
+}
+
+/*
+ * @out[0..n) as a max-heap on the distance from @from (origin block minus
+ * @from, modulo 2^64): blocks below @from come after every block above it,
+ * which is the wrap to block 0.
+ */
+static void __batch_sift_down(struct tac_mapping *out, u32 n, u32 i, u64 from)
+{
+	struct tac_mapping m = out[i];
+	u64 d = from_oblock(m.oblock) - from;
+
+	for (;;) {
+		u32 c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && from_oblock(out[c + 1].oblock) - from >
+				 from_oblock(out[c].oblock) - from)
+			c++;
+		if (from_oblock(out[c].oblock) - from <= d)
+			break;
+		out[i] = out[c];
+		i = c;
+	}
+	out[i] = m;
+}
+
+static void __batch_sift_up(struct tac_mapping *out, u32 i, u64 from)
+{
+	struct tac_mapping m = out[i];
+	u64 d = from_oblock(m.oblock) - from;
+
+	while (i) {
+		u32 parent = (i - 1) / 2;
+
+		if (from_oblock(out[parent].oblock) - from >= d)
+			break;
+		out[i] = out[parent];
+		i = parent;
+	}
+	out[i] = m;
+}
+
+/* Turbocharging section 2.3.3: clean in origin order, from @from on. */
+static u32 tac_dirty_batch(struct tac_policy *p, tac_oblock_t from,
+			   struct tac_mapping *out, u32 max)
+{
+	struct tac *tac = to_tac(p);
+	u64 f = from_oblock(from);
+	u32 w, n = 0, nr_words = BITS_TO_LONGS(tac->nr_blocks);
+
+	if (!max || !tac->nr_dirty)
+		return 0;
+
+	for (w = 0; w < nr_words; w++) {
+		unsigned long bits = tac->dirty[w];
+
+		while (bits) {
+			u32 cb = w * BITS_PER_LONG + __ffs(bits);
+			struct tac_mapping m = {
+				.oblock = tac->blocks[cb].oblock,
+				.cblock = to_cblock(cb),
+			};
+
+			bits &= bits - 1;
+			if (n < max) {
+				out[n] = m;
+				__batch_sift_up(out, n++, f);
+			} else if (from_oblock(m.oblock) - f <
+				   from_oblock(out[0].oblock) - f) {
+				out[0] = m;
+				__batch_sift_down(out, n, 0, f);
+			}
+		}
+	}
+
+	/* Heap sort: the farthest goes last. */
+	for (w = n; w > 1; w--) {
+		struct tac_mapping m = out[0];
+
+		out[0] = out[w - 1];
+		out[w - 1] = m;
+		__batch_sift_down(out, w - 1, 0, f);
+	}
+	return n;
+}
+
+static bool tac_mapping(struct tac_policy *p, tac_cblock_t cblock,
+			tac_oblock_t *oblock, bool *dirty)
+{
+	struct tac *tac = to_tac(p);
+	u32 cb = from_cblock(cblock);
+
+	if (from_cblock(cblock) >= tac->nr_blocks || !__is_mapped(tac, cb))
+		return false;
+	*oblock = tac->blocks[cb].oblock;
+	*dirty = tac->pos[cb] == CB_DIRTY;
+	return true;
+}
+
+static int tac_load_mapping(struct tac_policy *p, tac_cblock_t cblock,
+			    tac_oblock_t oblock, bool dirty)
+{
+	struct tac *tac = to_tac_changed(p);
+	u32 cb = from_cblock(cblock);
+
+	if (cb >= tac->nr_blocks || tac->pos[cb] != CB_FREE ||
+	    __hash_find(tac, oblock) != TAC_NONE)
+		return -EINVAL;
+
+	__free_claim(tac, cb);
+	__clear_bit(cb, tac->held);
+	tac->blocks[cb].oblock = oblock;
+	__hash_insert(tac, cb);
+	tac->nr_mapped++;
+	if (dirty) {
+		tac->pos[cb] = CB_DIRTY;
+		__set_bit(cb, tac->dirty);
+		tac->nr_dirty++;
+	} else {
+		heap_push(&tac->heap, cb, __block_temp(tac, cb));
+	}
+	return 0;
+}
+
+static int tac_walk_extents(struct tac_policy *p,
+			    int (*fn)(void *ctx, const struct tac_extent_rec *r),
+			    void *ctx)
+{
+	return temp_walk(&to_tac(p)->temps, fn, ctx);
+}
+
+static int tac_load_extent(struct tac_policy *p, tac_extent_t extent,
+			   u32 temp)
+{
+	return temp_set(&to_tac_changed(p)->temps, from_extent(extent), temp);
+}
+
+static u32 tac_hottest(struct tac_policy *p, struct tac_extent_rec *out,
+		       u32 n)
+{
+	return temp_hottest(&to_tac(p)->temps, out, n);
+}
+
+static int tac_set_params(struct tac_policy *p,
+			  const struct tac_params *params)
+{
+	struct tac *tac = to_tac_changed(p);
+
+	if (tac_params_check(params, tac->nr_blocks, NULL) ||
+	    params->extent_blocks != tac->params.extent_blocks ||
+	    params->stats_extents != tac->params.stats_extents)
+		return -EINVAL;
+
+	__apply_params(tac, params);
+	/* A shorter period that has already elapsed ends the epoch now. */
+	if (tac->in_epoch >= params->aging_period)
+		__age_tick(tac);
+	return 0;
+}
+
+static bool __drop_if_unheld(void *ctx, u32 cb)
+{
+	struct tac *tac = ctx;
+
+	if (test_bit(cb, tac->held))
+		return true;
+	__hash_remove(tac, cb);
+	tac->nr_mapped--;
+	__free_push(tac, cb);
+	return false;
+}
+
+static void tac_drop_clean(struct tac_policy *p)
+{
+	struct tac *tac = to_tac_changed(p);
+
+	heap_filter(&tac->heap, __drop_if_unheld, tac);
+}
+
+static void tac_stats(struct tac_policy *p, struct tac_policy_stats *s)
+{
+	struct tac *tac = to_tac(p);
+
+	s->seq_requests = tac->seq_requests;
+	s->random_requests = tac->random_requests;
+	s->admissions = tac->admissions;
+	s->bypasses = tac->bypasses;
+	s->evictions = tac->evictions;
+	s->nr_blocks = tac->nr_blocks;
+	s->nr_mapped = tac->nr_mapped;
+	s->nr_dirty = tac->nr_dirty;
+	s->nr_detached = tac->nr_detached;
+	s->tracked_extents = tac->temps.nr_used;
+	/* As the lazy heap sees it: the top's key, exact once refreshed. */
+	s->coldest_temp = heap_empty(&tac->heap) ? 0 :
+			  heap_top(&tac->heap).key;
+	s->ram_bytes = tac->ram_bytes;
+}
+
+static void tac_reset_stats(struct tac_policy *p)
+{
+	struct tac *tac = to_tac(p);
+
+	tac->seq_requests = 0;
+	tac->random_requests = 0;
+	tac->admissions = 0;
+	tac->bypasses = 0;
+	tac->evictions = 0;
+}
+
+static const struct tac_policy_ops tac_ops = {
+	.name = "tac",
+	.destroy = tac_destroy,
+	.request = tac_request,
+	.lookup = tac_lookup,
+	.would_admit = tac_would_admit,
+	.admit = tac_admit,
+	.unmap = tac_unmap,
+	.release = tac_release,
+	.hold = tac_hold,
+	.set_dirty = tac_set_dirty,
+	.clear_dirty = tac_clear_dirty,
+	.dirty_batch = tac_dirty_batch,
+	.mapping = tac_mapping,
+	.load_mapping = tac_load_mapping,
+	.walk_extents = tac_walk_extents,
+	.load_extent = tac_load_extent,
+	.hottest = tac_hottest,
+	.set_params = tac_set_params,
+	.drop_clean = tac_drop_clean,
+	.stats = tac_stats,
+	.reset_stats = tac_reset_stats,
+};
+
+struct tac_policy *tac_policy_create(u32 nr_blocks,
+				     const struct tac_params *params)
+{
+	struct tac *tac;
+	u32 i;
+
+	BUILD_BUG_ON(sizeof(struct tac_block) != 12);
+	BUILD_BUG_ON(sizeof(struct heap_node) != 8);
+	BUILD_BUG_ON(TAC_MAX_CACHE_BLOCKS > HEAP_NOT_IN);
+
+	if (tac_params_check(params, nr_blocks, NULL))
+		return NULL;
+
+	tac = kzalloc(sizeof(*tac), GFP_KERNEL);
+	if (!tac)
+		return NULL;
+	tac->policy.ops = &tac_ops;
+	tac->nr_blocks = nr_blocks;
+	tac->nr_buckets = __nr_buckets(nr_blocks);
+	tac->extent_shift = ilog2(params->extent_blocks);
+	__apply_params(tac, params);
+
+	tac->blocks = __alloc_array(nr_blocks, sizeof(*tac->blocks));
+	tac->pos = __alloc_array(nr_blocks, sizeof(*tac->pos));
+	tac->nodes = __alloc_array(nr_blocks, sizeof(*tac->nodes));
+	tac->buckets = __alloc_array(tac->nr_buckets, sizeof(*tac->buckets));
+	tac->dirty = __alloc_array(BITS_TO_LONGS(nr_blocks),
+				   sizeof(unsigned long));
+	tac->held = __alloc_array(BITS_TO_LONGS(nr_blocks),
+				  sizeof(unsigned long));
+	tac->slots = __alloc_array(params->stats_extents,
+				   sizeof(*tac->slots));
+	if (!tac->blocks || !tac->pos || !tac->nodes || !tac->buckets ||
+	    !tac->dirty || !tac->held || !tac->slots) {
+		tac_destroy(&tac->policy);
+		return NULL;
+	}
+
+	for (i = 0; i < nr_blocks; i++)
+		tac->pos[i] = CB_FREE;
+	memset(tac->buckets, 0xff, (size_t)tac->nr_buckets * sizeof(u32));
+	heap_init(&tac->heap, tac->nodes, tac->pos, nr_blocks);
+	temp_init(&tac->temps, tac->slots, params->stats_extents);
+	seq_init(&tac->seq);
+	tac->free_head = TAC_NONE;
+	tac->nr_free = nr_blocks;
+	tac->ram_bytes = tac_policy_ram_bytes(nr_blocks, params);
+	return &tac->policy;
+}

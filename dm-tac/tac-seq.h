@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * dm-tac policy core: the sequential/random access classifier (TAC
+ * section 3.1).  Private to the policy core.
+ */
+#ifndef DM_TAC_SEQ_H
+#define DM_TAC_SEQ_H
+
+#include "tac-policy.h"
+
+/*
+ * The extents of the last block accesses, newest at head - 1.  Sized for
+ * the largest window so that seq_window can change online.
+ */
+struct seq_window {
+	u64 ring[TAC_MAX_SEQ_WINDOW];
+	u32 head;	/* next slot to write */
+	u32 count;	/* valid entries, at most TAC_MAX_SEQ_WINDOW */
+};
+
+void seq_init(struct seq_window *w);
+
+enum tac_class seq_classify(struct seq_window *w, u64 first, u32 nr_blocks,
+			    unsigned int extent_shift, u32 window,
+			    u32 threshold);
+
+#endif /* DM_TAC_SEQ_H */

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * dm-tac policy core: the extent statistics table (TAC section 3.1, eq. 1
+ * and aging).  Private to the policy core.
+ */
+#ifndef DM_TAC_TEMP_H
+#define DM_TAC_TEMP_H
+
+#include "tac-policy.h"
+
+/* Slots examined for one extent: its home slot and the next ones. */
+#define TEMP_PROBE		8
+
+/* A slot's stamp: TEMP_USED, and the epoch its temp is aged to. */
+#define TEMP_USED		(1U << 31)
+#define TEMP_EPOCH_MASK		(TEMP_USED - 1)
+
+/* 16 bytes per tracked extent. */
+struct temp_entry {
+	u64 extent;
+	u32 temp;
+	u32 stamp;
+};
+
+struct temp_table {
+	struct temp_entry *slots;
+	u32 nr_slots;
+	u32 nr_used;
+	u32 epoch;	/* halvings so far, modulo 2^31 */
+	u32 sweep;	/* next slot the aging sweep normalises */
+	u32 hint;	/* slot of the last extent found */
+	u64 dropped;	/* extents forgotten to make room */
+};
+
+void temp_init(struct temp_table *t, struct temp_entry *slots, u32 nr_slots);
+u32 temp_home(const struct temp_table *t, u64 extent);
+u32 temp_get(struct temp_table *t, u64 extent);
+void temp_add(struct temp_table *t, u64 extent, u64 amount);
+void temp_halve(struct temp_table *t);
+int temp_set(struct temp_table *t, u64 extent, u32 temp);
+int temp_walk(struct temp_table *t,
+	      int (*fn)(void *ctx, const struct tac_extent_rec *r), void *ctx);
+u32 temp_hottest(struct temp_table *t, struct tac_extent_rec *out, u32 n);
+
+#endif /* DM_TAC_TEMP_H */

@@ -1,0 +1,921 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The TAC policy through its ops: admission and the smoothed heap (TAC
+ * sections 3.2, 3.3), aggressive filling (Turbocharging 3.3.1), held and
+ * dirty blocks, cleaning order, physical invalidation (Turbocharging 2.5),
+ * warm restart, online parameters, memory.  Unless said otherwise, extents
+ * are one block long so that a test sets a block's temperature directly
+ * with load_extent().
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "tap.h"
+
+static struct tac_params base_params(void)
+{
+	struct tac_params params;
+
+	tac_params_default(&params);
+	params.extent_blocks = 1;
+	params.stats_extents = 4096;
+	return params;
+}
+
+static struct tac_policy *mk(u32 nr, u32 fill, u32 margin)
+{
+	struct tac_params params = base_params();
+
+	params.fill_threshold = fill;
+	params.admit_margin = margin;
+	return tac_policy_create(nr, &params);
+}
+
+static void set_temp(struct tac_policy *p, u64 ob, u32 temp)
+{
+	p->ops->load_extent(p, to_extent(ob), temp);
+}
+
+/* admit() with plain numbers; *cb and *ev are left alone on -ENOSPC. */
+static int adm(struct tac_policy *p, u64 ob, u32 *cb, u64 *ev)
+{
+	tac_cblock_t c = to_cblock(0);
+	tac_oblock_t e = to_oblock(0);
+	int r = p->ops->admit(p, to_oblock(ob), &c, &e);
+
+	if (r >= 0 && cb)
+		*cb = from_cblock(c);
+	if (r == 1 && ev)
+		*ev = from_oblock(e);
+	return r;
+}
+
+/* -1 if @ob is not MAPPED, else its cache block. */
+static long look(struct tac_policy *p, u64 ob)
+{
+	tac_cblock_t c;
+
+	if (p->ops->lookup(p, to_oblock(ob), &c, true))
+		return -1;
+	return from_cblock(c);
+}
+
+/*
+ * Four blocks, obs 1..4 at temperatures 1000, 5000, 6000, 7000, admitted
+ * while filling (fill_threshold 100), so the cache is full.
+ */
+static struct tac_policy *full4(u32 margin, u32 cold)
+{
+	struct tac_policy *p = mk(4, 100, margin);
+	u32 i, cb;
+
+	if (!p)
+		return NULL;
+	set_temp(p, 1, cold);
+	set_temp(p, 2, 5000);
+	set_temp(p, 3, 6000);
+	set_temp(p, 4, 7000);
+	for (i = 1; i <= 4; i++)
+		if (adm(p, i, &cb, NULL) != 0 || cb != i - 1)
+			return NULL;
+	return p;
+}
+
+/* 1010 * 100 = 101000 = 1000 * 101: not warmer, so bypassed. */
+static void admit_exactly_one_percent_warmer_is_bypassed(void)
+{
+	struct tac_policy *p = full4(1, 1000);
+
+	EXPECT_TRUE(p != NULL);
+	set_temp(p, 10, 1010);
+	EXPECT_EQ(-ENOSPC, adm(p, 10, NULL, NULL));
+	EXPECT_EQ(1, pstats(p).bypasses);
+	EXPECT_EQ(0, look(p, 1));
+	EXPECT_EQ(-1, look(p, 10));
+	p->ops->destroy(p);
+}
+
+/* 1011 beats 1000 by more than 1%: the coldest block is the victim. */
+static void admit_just_over_one_percent_evicts_the_coldest(void)
+{
+	struct tac_policy *p = full4(1, 1000);
+	u32 cb = 99;
+	u64 ev = 0;
+
+	EXPECT_TRUE(p != NULL);
+	set_temp(p, 10, 1011);
+	EXPECT_EQ(1, adm(p, 10, &cb, &ev));
+	EXPECT_EQ(0, cb);
+	EXPECT_EQ(1, ev);
+	EXPECT_EQ(-1, look(p, 1));
+	EXPECT_EQ(0, look(p, 10));
+	EXPECT_EQ(1, pstats(p).evictions);
+	EXPECT_EQ(5, pstats(p).admissions);
+	p->ops->destroy(p);
+}
+
+static void admit_just_under_one_percent_is_bypassed(void)
+{
+	struct tac_policy *p = full4(1, 1000);
+
+	EXPECT_TRUE(p != NULL);
+	set_temp(p, 10, 1009);
+	EXPECT_EQ(-ENOSPC, adm(p, 10, NULL, NULL));
+	p->ops->destroy(p);
+}
+
+/* Coldest at 0: any warmth wins, none does not. */
+static void admit_against_coldest_at_zero(void)
+{
+	struct tac_policy *p = full4(1, 0);
+	u64 ev = 0;
+
+	EXPECT_TRUE(p != NULL);
+	EXPECT_EQ(-ENOSPC, adm(p, 10, NULL, NULL));	/* temp 0 */
+	set_temp(p, 11, 1);
+	EXPECT_EQ(1, adm(p, 11, NULL, &ev));
+	EXPECT_EQ(1, ev);
+	p->ops->destroy(p);
+}
+
+/*
+ * Near the u32 ceiling: U32_MAX * 100 > c * 101 holds up to c =
+ * 4252442866 and fails from 4252442867; 32-bit products would overflow.
+ */
+static void admit_margin_at_saturated_temperatures(void)
+{
+	struct tac_policy *p = full4(1, 4252442866U);
+
+	EXPECT_TRUE(p != NULL);
+	set_temp(p, 2, U32_MAX);
+	set_temp(p, 3, U32_MAX);
+	set_temp(p, 4, U32_MAX);
+	set_temp(p, 10, U32_MAX);
+	EXPECT_EQ(1, adm(p, 10, NULL, NULL));
+	p->ops->destroy(p);
+
+	p = full4(1, 4252442867U);
+	EXPECT_TRUE(p != NULL);
+	set_temp(p, 2, U32_MAX);
+	set_temp(p, 3, U32_MAX);
+	set_temp(p, 4, U32_MAX);
+	set_temp(p, 10, U32_MAX);
+	EXPECT_EQ(-ENOSPC, adm(p, 10, NULL, NULL));
+	p->ops->destroy(p);
+}
+
+/* Margin 0 is TAC section 3.2's plain rule: strictly warmer. */
+static void admit_margin_zero_needs_strictly_warmer(void)
+{
+	struct tac_policy *p = full4(0, 1000);
+
+	EXPECT_TRUE(p != NULL);
+	set_temp(p, 10, 1000);
+	EXPECT_EQ(-ENOSPC, adm(p, 10, NULL, NULL));
+	set_temp(p, 10, 1001);
+	EXPECT_EQ(1, adm(p, 10, NULL, NULL));
+	p->ops->destroy(p);
+}
+
+/*
+ * TAC section 3.3: ob 1 was inserted at 1000 but is now 9000.  The heap
+ * still says 1000; the refresh re-inserts it, and ob 2 (5000) is the
+ * victim for a candidate at 5100.
+ */
+static void victim_search_refreshes_a_stale_top(void)
+{
+	struct tac_policy *p = full4(1, 1000);
+	u64 ev = 0;
+
+	EXPECT_TRUE(p != NULL);
+	EXPECT_EQ(1000, pstats(p).coldest_temp);
+	set_temp(p, 1, 9000);
+	set_temp(p, 10, 5100);
+	EXPECT_EQ(1, adm(p, 10, NULL, &ev));
+	EXPECT_EQ(2, ev);
+	EXPECT_EQ(5100, pstats(p).coldest_temp);
+	p->ops->destroy(p);
+}
+
+/*
+ * Seven blocks inserted at 10, 20, .., 70, all now 1000.  Five re-checks
+ * fix the first five; the sixth top (inserted at 60) is taken as it is.
+ */
+static void victim_search_rechecks_the_top_five_times(void)
+{
+	struct tac_policy *p = mk(7, 100, 1);
+	u64 ev = 0;
+	u32 i;
+
+	EXPECT_TRUE(p != NULL);
+	for (i = 1; i <= 7; i++) {
+		set_temp(p, i, 10 * i);
+		EXPECT_EQ(0, adm(p, i, NULL, NULL));
+	}
+	for (i = 1; i <= 7; i++)
+		set_temp(p, i, 1000);
+	set_temp(p, 100, 500);
+	EXPECT_EQ(1, adm(p, 100, NULL, &ev));
+	EXPECT_EQ(6, ev);
+	p->ops->destroy(p);
+}
+
+/*
+ * 20 blocks, fill_threshold 50: the first 10 admissions need no
+ * temperature; from the 11th on the test applies though 10 blocks are
+ * free, and a winner takes a free block without evicting.
+ */
+static void fill_threshold_admits_all_then_tests_even_with_free_blocks(void)
+{
+	struct tac_policy *p = mk(20, 50, 1);
+	u32 i, cb;
+	u64 ev;
+
+	EXPECT_TRUE(p != NULL);
+	for (i = 0; i < 10; i++) {
+		EXPECT_TRUE(p->ops->would_admit(p, to_oblock(100 + i)));
+		EXPECT_EQ(0, adm(p, 100 + i, &cb, NULL));
+		EXPECT_EQ(i, cb);
+	}
+	EXPECT_FALSE(p->ops->would_admit(p, to_oblock(200)));
+	EXPECT_EQ(-ENOSPC, adm(p, 200, NULL, NULL));
+	set_temp(p, 200, 1);
+	EXPECT_EQ(0, adm(p, 200, &cb, NULL));
+	EXPECT_EQ(10, cb);
+	EXPECT_EQ(0, pstats(p).evictions);
+	/* Fill the rest with warm blocks, then the next one evicts. */
+	for (i = 0; i < 9; i++) {
+		set_temp(p, 300 + i, 50);
+		EXPECT_EQ(0, adm(p, 300 + i, NULL, NULL));
+	}
+	EXPECT_EQ(20, pstats(p).nr_mapped);
+	set_temp(p, 400, 1);
+	EXPECT_EQ(1, adm(p, 400, &cb, &ev));
+	EXPECT_EQ(100, ev);		/* temperature 0, first inserted */
+	EXPECT_EQ(0, cb);
+	p->ops->destroy(p);
+}
+
+/* fill_threshold 0: the test applies from the first block (vs 0). */
+static void fill_threshold_zero_tests_from_the_start(void)
+{
+	struct tac_policy *p = mk(4, 0, 1);
+
+	EXPECT_TRUE(p != NULL);
+	EXPECT_EQ(-ENOSPC, adm(p, 1, NULL, NULL));
+	set_temp(p, 1, 1);
+	EXPECT_EQ(0, adm(p, 1, NULL, NULL));
+	/* Now the coldest is 1: 2 * 100 > 1 * 101. */
+	set_temp(p, 2, 2);
+	EXPECT_EQ(0, adm(p, 2, NULL, NULL));
+	set_temp(p, 3, 1);
+	EXPECT_EQ(-ENOSPC, adm(p, 3, NULL, NULL));
+	p->ops->destroy(p);
+}
+
+static void held_blocks_are_never_evicted(void)
+{
+	struct tac_policy *p = full4(1, 1000);
+	u64 ev = 0;
+	u32 i;
+
+	EXPECT_TRUE(p != NULL);
+	/* Hold ob 1 (cblock 0) twice: a flag, not a count. */
+	p->ops->hold(p, to_cblock(0), true);
+	p->ops->hold(p, to_cblock(0), true);
+	set_temp(p, 10, 9000);
+	EXPECT_EQ(1, adm(p, 10, NULL, &ev));
+	EXPECT_EQ(2, ev);
+	EXPECT_EQ(0, look(p, 1));
+	/* Hold everything: nothing can go. */
+	for (i = 1; i < 4; i++)
+		p->ops->hold(p, to_cblock(i), true);
+	set_temp(p, 11, 100000);
+	EXPECT_FALSE(p->ops->would_admit(p, to_oblock(11)));
+	EXPECT_EQ(-ENOSPC, adm(p, 11, NULL, NULL));
+	/* One hold(false) undoes both hold(true) calls on cblock 0. */
+	p->ops->hold(p, to_cblock(0), false);
+	EXPECT_EQ(1, adm(p, 11, NULL, &ev));
+	EXPECT_EQ(1, ev);
+	p->ops->destroy(p);
+}
+
+/*
+ * More than eight held blocks below the coldest free one: the search
+ * gives up (bounded cost) and bypasses; the heap is intact afterwards.
+ */
+static void held_blocks_beyond_the_skip_bound_bypass(void)
+{
+	struct tac_policy *p = mk(12, 100, 1);
+	u64 ev = 0;
+	u32 i;
+
+	EXPECT_TRUE(p != NULL);
+	for (i = 0; i < 12; i++) {
+		set_temp(p, i, 100 + i);
+		EXPECT_EQ(0, adm(p, i, NULL, NULL));
+	}
+	for (i = 0; i < 9; i++)
+		p->ops->hold(p, to_cblock(i), true);
+	set_temp(p, 50, 100000);
+	EXPECT_EQ(-ENOSPC, adm(p, 50, NULL, NULL));
+	p->ops->hold(p, to_cblock(4), false);
+	EXPECT_EQ(1, adm(p, 50, NULL, &ev));
+	EXPECT_EQ(4, ev);
+	EXPECT_EQ(100, pstats(p).coldest_temp);
+	p->ops->destroy(p);
+}
+
+static void dirty_blocks_are_never_evicted(void)
+{
+	struct tac_policy *p = full4(1, 1000);
+	u64 ev = 0;
+	u32 i;
+
+	EXPECT_TRUE(p != NULL);
+	for (i = 0; i < 4; i++)
+		p->ops->set_dirty(p, to_cblock(i));
+	p->ops->set_dirty(p, to_cblock(0));	/* no-op */
+	EXPECT_EQ(4, pstats(p).nr_dirty);
+	set_temp(p, 10, 100000);
+	EXPECT_EQ(-ENOSPC, adm(p, 10, NULL, NULL));
+	/* Clean ob 3 (cblock 2): the only candidate, though not coldest. */
+	p->ops->clear_dirty(p, to_cblock(2));
+	p->ops->clear_dirty(p, to_cblock(2));	/* no-op */
+	EXPECT_EQ(3, pstats(p).nr_dirty);
+	EXPECT_EQ(1, adm(p, 10, NULL, &ev));
+	EXPECT_EQ(3, ev);
+	p->ops->destroy(p);
+}
+
+/* clear_dirty() keys the block with its extent's temperature now. */
+static void clear_dirty_reinserts_with_current_temperature(void)
+{
+	struct tac_policy *p = full4(1, 1000);
+	u64 ev = 0;
+
+	EXPECT_TRUE(p != NULL);
+	p->ops->set_dirty(p, to_cblock(0));	/* ob 1, inserted at 1000 */
+	set_temp(p, 1, 8000);
+	p->ops->clear_dirty(p, to_cblock(0));
+	set_temp(p, 10, 5500);
+	EXPECT_EQ(1, adm(p, 10, NULL, &ev));
+	EXPECT_EQ(2, ev);		/* not ob 1, now at 8000 */
+	EXPECT_EQ(5500, pstats(p).coldest_temp);	/* ob 10 */
+	p->ops->destroy(p);
+}
+
+static u32 batch(struct tac_policy *p, u64 from, u32 max, u64 *obs)
+{
+	struct tac_mapping out[64];
+	u32 n = p->ops->dirty_batch(p, to_oblock(from), out, max), i;
+
+	for (i = 0; i < n; i++)
+		obs[i] = from_oblock(out[i].oblock);
+	return n;
+}
+
+/* Dirty obs 50 10 40 20 30 70 60: ascending from @from, then wrapped. */
+static void dirty_batch_orders_by_origin_block_with_wrap(void)
+{
+	static const u64 dirty[] = { 50, 10, 40, 20, 30, 70, 60 };
+	struct tac_policy *p = mk(16, 100, 1);
+	u64 got[64];
+	u32 i;
+
+	EXPECT_TRUE(p != NULL);
+	for (i = 0; i < 7; i++)
+		EXPECT_EQ(0, p->ops->load_mapping(p, to_cblock(i * 2),
+						  to_oblock(dirty[i]), true));
+	EXPECT_EQ(0, p->ops->load_mapping(p, to_cblock(1), to_oblock(45),
+					  false));
+	EXPECT_EQ(3, batch(p, 35, 3, got));
+	EXPECT_EQ(40, got[0]);
+	EXPECT_EQ(50, got[1]);
+	EXPECT_EQ(60, got[2]);
+	EXPECT_EQ(4, batch(p, 65, 4, got));
+	EXPECT_EQ(70, got[0]);
+	EXPECT_EQ(10, got[1]);
+	EXPECT_EQ(20, got[2]);
+	EXPECT_EQ(30, got[3]);
+	EXPECT_EQ(7, batch(p, 40, 64, got));
+	EXPECT_EQ(40, got[0]);
+	EXPECT_EQ(30, got[6]);
+	EXPECT_EQ(2, batch(p, 0, 2, got));
+	EXPECT_EQ(10, got[0]);
+	EXPECT_EQ(20, got[1]);
+	EXPECT_EQ(0, batch(p, 0, 0, got));
+	p->ops->destroy(p);
+}
+
+static u64 g_from;
+
+static int cmp_dist(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a - g_from, y = *(const u64 *)b - g_from;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Random dirty sets (64-bit obs too) against sort-everything. */
+static void dirty_batch_matches_brute_force_on_random_sets(void)
+{
+	u32 seed;
+
+	for (seed = 1; seed <= 100; seed++) {
+		struct tac_policy *p = mk(200, 100, 1);
+		u64 s = rnd_seed(seed), obs[200], want[200], got[64];
+		u32 i, nd = 0, max, n;
+
+		EXPECT_TRUE(p != NULL);
+		for (i = 0; i < 200; i++) {
+			bool dirty = rnd_below(&s, 3) == 0;
+
+			obs[i] = seed % 2 ? rnd_next(&s) : rnd_below(&s, 100000);
+			if (p->ops->load_mapping(p, to_cblock(i),
+						 to_oblock(obs[i]), dirty))
+				continue;	/* duplicate ob */
+			if (dirty)
+				want[nd++] = obs[i];
+		}
+		g_from = seed % 3 ? obs[rnd_below(&s, 200)] : rnd_next(&s);
+		qsort(want, nd, sizeof(u64), cmp_dist);
+		max = 1 + rnd_below(&s, 64);
+		n = batch(p, g_from, max, got);
+		EXPECT_EQ(nd < max ? nd : max, n);
+		for (i = 0; i < n; i++)
+			EXPECT_EQ_U64(want[i], got[i]);
+		p->ops->destroy(p);
+	}
+}
+
+/* MAPPED -> DETACHED -> FREE, and the block is not reused in between. */
+static void unmap_and_release_lifecycle(void)
+{
+	struct tac_policy *p = mk(1, 100, 1);
+	tac_oblock_t ob;
+	bool dirty;
+	u32 cb = 9;
+
+	EXPECT_TRUE(p != NULL);
+	EXPECT_EQ(0, adm(p, 7, &cb, NULL));
+	EXPECT_EQ(0, cb);
+	p->ops->set_dirty(p, to_cblock(0));
+	p->ops->unmap(p, to_cblock(0));
+	EXPECT_EQ(-1, look(p, 7));
+	EXPECT_FALSE(p->ops->mapping(p, to_cblock(0), &ob, &dirty));
+	EXPECT_EQ(0, pstats(p).nr_mapped);
+	EXPECT_EQ(0, pstats(p).nr_dirty);
+	EXPECT_EQ(1, pstats(p).nr_detached);
+	EXPECT_EQ(0, batch(p, 0, 8, (u64[8]){ 0 }));
+	/* Detached space is still in use: nothing free, nothing to evict. */
+	set_temp(p, 8, 100000);
+	EXPECT_EQ(-ENOSPC, adm(p, 8, NULL, NULL));
+	p->ops->release(p, to_cblock(0));
+	EXPECT_EQ(0, pstats(p).nr_detached);
+	EXPECT_EQ(0, adm(p, 8, &cb, NULL));
+	EXPECT_EQ(0, cb);
+	EXPECT_EQ(0, look(p, 8));
+	p->ops->destroy(p);
+}
+
+/* Broken calls warn and change nothing. */
+static void contract_violations_warn_and_change_nothing(void)
+{
+	struct tac_policy *p = mk(4, 100, 1);
+	unsigned long warns = tools_warn_count;
+
+	EXPECT_TRUE(p != NULL);
+	EXPECT_EQ(0, adm(p, 7, NULL, NULL));
+	p->ops->release(p, to_cblock(0));	/* MAPPED, not DETACHED */
+	p->ops->unmap(p, to_cblock(1));		/* FREE */
+	p->ops->set_dirty(p, to_cblock(2));	/* FREE */
+	p->ops->hold(p, to_cblock(4), true);	/* out of range */
+	EXPECT_EQ(warns + 4, tools_warn_count);
+	EXPECT_EQ(0, look(p, 7));
+	EXPECT_EQ(1, pstats(p).nr_mapped);
+	EXPECT_EQ(0, pstats(p).nr_dirty);
+	EXPECT_EQ(0, pstats(p).nr_detached);
+	p->ops->destroy(p);
+}
+
+static void load_mapping_rejects_bad_block_busy_block_and_duplicate(void)
+{
+	struct tac_policy *p = mk(4, 100, 1);
+	tac_oblock_t ob;
+	bool dirty;
+
+	EXPECT_TRUE(p != NULL);
+	EXPECT_EQ(-EINVAL, p->ops->load_mapping(p, to_cblock(4),
+						to_oblock(1), false));
+	EXPECT_EQ(0, p->ops->load_mapping(p, to_cblock(2), to_oblock(1),
+					  true));
+	EXPECT_EQ(-EINVAL, p->ops->load_mapping(p, to_cblock(2),
+						to_oblock(5), false));
+	EXPECT_EQ(-EINVAL, p->ops->load_mapping(p, to_cblock(3),
+						to_oblock(1), false));
+	EXPECT_TRUE(p->ops->mapping(p, to_cblock(2), &ob, &dirty));
+	EXPECT_EQ(1, from_oblock(ob));
+	EXPECT_TRUE(dirty);
+	EXPECT_FALSE(p->ops->mapping(p, to_cblock(3), &ob, &dirty));
+	EXPECT_FALSE(p->ops->mapping(p, to_cblock(4), &ob, &dirty));
+	EXPECT_EQ(1, pstats(p).nr_mapped);
+	EXPECT_EQ(1, pstats(p).nr_dirty);
+	p->ops->destroy(p);
+}
+
+/* Loaded blocks are never handed out by admit(), wherever they lie. */
+static void load_mapping_claims_blocks_from_the_free_pool(void)
+{
+	struct tac_policy *p = mk(4, 100, 1);
+	u32 cb, seen = 0;
+
+	EXPECT_TRUE(p != NULL);
+	EXPECT_EQ(0, adm(p, 100, &cb, NULL));	/* cblock 0 */
+	EXPECT_EQ(0, adm(p, 101, &cb, NULL));	/* cblock 1 */
+	p->ops->unmap(p, to_cblock(0));
+	p->ops->release(p, to_cblock(0));
+	p->ops->unmap(p, to_cblock(1));
+	p->ops->release(p, to_cblock(1));
+	/* 0 is on the released list, 3 above the never-used frontier. */
+	EXPECT_EQ(0, p->ops->load_mapping(p, to_cblock(0), to_oblock(5),
+					  false));
+	EXPECT_EQ(0, p->ops->load_mapping(p, to_cblock(3), to_oblock(6),
+					  false));
+	EXPECT_EQ(0, adm(p, 7, &cb, NULL));
+	seen |= 1U << cb;
+	EXPECT_EQ(0, adm(p, 8, &cb, NULL));
+	seen |= 1U << cb;
+	EXPECT_EQ(0x6, seen);
+	EXPECT_EQ(4, pstats(p).nr_mapped);
+	EXPECT_EQ(0, look(p, 5));
+	EXPECT_EQ(3, look(p, 6));
+	p->ops->destroy(p);
+}
+
+static void set_params_rejects_fixed_and_invalid_fields(void)
+{
+	struct tac_policy *p = full4(1, 1000);
+	struct tac_params params = base_params();
+
+	EXPECT_TRUE(p != NULL);
+	params.fill_threshold = 100;
+	params.extent_blocks = 2;
+	EXPECT_EQ(-EINVAL, p->ops->set_params(p, &params));
+	params = base_params();
+	params.fill_threshold = 100;
+	params.stats_extents = 8192;
+	EXPECT_EQ(-EINVAL, p->ops->set_params(p, &params));
+	params = base_params();
+	params.admit_margin = 50;
+	params.seq_threshold = params.seq_window;
+	EXPECT_EQ(-EINVAL, p->ops->set_params(p, &params));
+	/* Nothing changed: the 1% margin still holds. */
+	set_temp(p, 10, 1011);
+	EXPECT_EQ(1, adm(p, 10, NULL, NULL));
+	p->ops->destroy(p);
+}
+
+static void set_params_changes_the_margin_online(void)
+{
+	struct tac_policy *p = full4(1, 1000);
+	struct tac_params params = base_params();
+
+	EXPECT_TRUE(p != NULL);
+	params.admit_margin = 50;
+	EXPECT_EQ(0, p->ops->set_params(p, &params));
+	set_temp(p, 10, 1500);
+	EXPECT_EQ(-ENOSPC, adm(p, 10, NULL, NULL));
+	set_temp(p, 10, 1501);
+	EXPECT_EQ(1, adm(p, 10, NULL, NULL));
+	p->ops->destroy(p);
+}
+
+static void params_check_names_each_bad_field(void)
+{
+	struct tac_params d, params;
+	const char *why = "x";
+
+	tac_params_default(&d);
+	EXPECT_EQ(0, tac_params_check(&d, 1024, &why));
+	EXPECT_TRUE(why == NULL);
+	EXPECT_EQ(-EINVAL, tac_params_check(&d, 0, &why));
+	EXPECT_TRUE(why && strstr(why, "cache blocks"));
+	EXPECT_EQ(0, tac_params_check(&d, TAC_MAX_CACHE_BLOCKS, &why));
+	EXPECT_EQ(-EINVAL, tac_params_check(&d, TAC_MAX_CACHE_BLOCKS + 1,
+					     &why));
+#define BAD(field, value, word) do {					\
+	params = d;							\
+	params.field = value;						\
+	why = NULL;							\
+	EXPECT_EQ(-EINVAL, tac_params_check(&params, 1024, &why));	\
+	EXPECT_TRUE(why && strstr(why, word));				\
+	EXPECT_TRUE(tac_policy_create(16, &params) == NULL);		\
+} while (0)
+	BAD(extent_blocks, 0, "extent_blocks");
+	BAD(extent_blocks, 48, "extent_blocks");
+	BAD(extent_blocks, TAC_MAX_EXTENT_BLOCKS * 2, "extent_blocks");
+	BAD(seq_window, 0, "seq_window");
+	BAD(seq_window, TAC_MAX_SEQ_WINDOW + 1, "seq_window");
+	BAD(seq_threshold, 20, "seq_threshold");
+	BAD(aging_period, 0, "aging_period");
+	BAD(admit_margin, 1001, "admit_margin");
+	BAD(fill_threshold, 101, "fill_threshold");
+	BAD(stats_extents, TAC_MIN_STATS_EXTENTS - 1, "stats_extents");
+	BAD(stats_extents, TAC_MAX_STATS_EXTENTS + 1, "stats_extents");
+#undef BAD
+}
+
+/* The published budget: at most 28 bytes per cache block. */
+static void ram_bytes_per_block_within_budget_at_1m_and_16m(void)
+{
+	struct tac_params params;
+	u64 sizes[] = { 1U << 20, 1U << 24 }, stats;
+	u32 i;
+
+	tac_params_default(&params);
+	stats = (u64)params.stats_extents * 16;
+	for (i = 0; i < 2; i++) {
+		u64 ram = tac_policy_ram_bytes(sizes[i], &params);
+		u64 per_block_x100 = (ram - stats) * 100 / sizes[i];
+
+		/* 27.25 bytes and a few KiB of fixed state. */
+		EXPECT_TRUE(per_block_x100 >= 2725);
+		EXPECT_TRUE(per_block_x100 <= 2800);
+	}
+	/* 16 bytes per statistics slot, and nothing else grows with it. */
+	params.stats_extents = 2 * 16;
+	stats = tac_policy_ram_bytes(1024, &params);
+	params.stats_extents = 16;
+	EXPECT_EQ(16 * 16, stats - tac_policy_ram_bytes(1024, &params));
+}
+
+static void create_reports_the_ram_it_allocated(void)
+{
+	struct tac_params params = base_params();
+	struct tac_policy *p = tac_policy_create(1U << 20, &params);
+	struct tac_policy_stats s;
+
+	EXPECT_TRUE(p != NULL);
+	s = pstats(p);
+	EXPECT_EQ(tac_policy_ram_bytes(1U << 20, &params), s.ram_bytes);
+	EXPECT_EQ(1U << 20, s.nr_blocks);
+	p->ops->destroy(p);
+}
+
+static void drop_clean_frees_clean_unheld_blocks_only(void)
+{
+	struct tac_policy *p = mk(6, 100, 1);
+	u32 i;
+
+	EXPECT_TRUE(p != NULL);
+	for (i = 0; i < 6; i++)
+		EXPECT_EQ(0, adm(p, 10 + i, NULL, NULL));
+	p->ops->set_dirty(p, to_cblock(1));
+	p->ops->hold(p, to_cblock(2), true);
+	p->ops->unmap(p, to_cblock(3));
+	p->ops->drop_clean(p);
+	EXPECT_EQ(-1, look(p, 10));
+	EXPECT_EQ(1, look(p, 11));
+	EXPECT_EQ(2, look(p, 12));
+	EXPECT_EQ(-1, look(p, 14));
+	EXPECT_EQ(2, pstats(p).nr_mapped);
+	EXPECT_EQ(1, pstats(p).nr_detached);
+	/* Three freed blocks can be admitted again, no more. */
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0, adm(p, 20 + i, NULL, NULL));
+	EXPECT_EQ(5, pstats(p).nr_mapped);
+	p->ops->destroy(p);
+}
+
+/* Every stats field after a scripted run, 32-block extents. */
+static void stats_report_every_field(void)
+{
+	struct tac_params params;
+	struct tac_policy *p;
+	struct tac_policy_stats s;
+
+	tac_params_default(&params);
+	params.stats_extents = 64;
+	params.fill_threshold = 100;
+	p = tac_policy_create(3, &params);
+	EXPECT_TRUE(p != NULL);
+	req(p, 0, 1);				/* R, extent 0: 12381 */
+	EXPECT_EQ(0, adm(p, 0, NULL, NULL));
+	req(p, 64, 8);				/* S, extent 2: 88 */
+	EXPECT_EQ(0, adm(p, 64, NULL, NULL));
+	EXPECT_EQ(0, adm(p, 65, NULL, NULL));
+	req(p, 1000, 1);			/* R, extent 31: 12381 */
+	EXPECT_EQ(1, adm(p, 1000, NULL, NULL));	/* evicts 64 (88) */
+	req(p, 2000, 1);			/* R, extent 62 */
+	EXPECT_EQ(1, adm(p, 2000, NULL, NULL));	/* evicts 65 (88) */
+	req(p, 3000, 2);			/* R, extent 93: 24762 */
+	p->ops->set_dirty(p, to_cblock(0));
+	p->ops->unmap(p, to_cblock(2));
+	s = pstats(p);
+	EXPECT_EQ(1, s.seq_requests);
+	EXPECT_EQ(4, s.random_requests);
+	EXPECT_EQ(5, s.admissions);
+	EXPECT_EQ(0, s.bypasses);
+	EXPECT_EQ(2, s.evictions);
+	EXPECT_EQ(3, s.nr_blocks);
+	EXPECT_EQ(2, s.nr_mapped);
+	EXPECT_EQ(1, s.nr_dirty);
+	EXPECT_EQ(1, s.nr_detached);
+	EXPECT_EQ(5, s.tracked_extents);
+	EXPECT_EQ(12381, s.coldest_temp);	/* block of ob 1000 */
+	EXPECT_EQ(tac_policy_ram_bytes(3, &params), s.ram_bytes);
+	p->ops->reset_stats(p);
+	s = pstats(p);
+	EXPECT_EQ(0, s.admissions + s.evictions + s.bypasses);
+	EXPECT_EQ(2, s.nr_mapped);
+	p->ops->destroy(p);
+}
+
+/* Origin blocks use all 64 bits, up to the last one. */
+static void origin_blocks_use_all_64_bits(void)
+{
+	struct tac_params params;
+	struct tac_policy *p;
+	u64 top = ~0ULL;
+
+	tac_params_default(&params);
+	params.stats_extents = 64;
+	p = tac_policy_create(4, &params);
+	EXPECT_TRUE(p != NULL);
+	EXPECT_EQ(TAC_SEQUENTIAL, req(p, top - 3, 10));	/* clamped: 4 */
+	EXPECT_EQ(44, extent_temp(p, top >> 5));
+	EXPECT_EQ(0, adm(p, top, NULL, NULL));
+	EXPECT_EQ(0, adm(p, top - (1ULL << 32), NULL, NULL));
+	EXPECT_EQ(0, look(p, top));
+	EXPECT_EQ(1, look(p, top - (1ULL << 32)));
+	EXPECT_EQ(-1, look(p, (u32)top));
+	p->ops->destroy(p);
+}
+
+/*
+ * Random runs of every operation against a model of the block states:
+ * admit() only ever takes FREE blocks or evicts clean unheld ones, agrees
+ * with would_admit(), and mapping(), lookup() and the counters always
+ * match the model.
+ */
+enum { M_FREE, M_CLEAN, M_DIRTY, M_DETACHED };
+
+#define MB	24
+
+struct model {
+	int state[MB];
+	u64 ob[MB];
+	bool held[MB];
+};
+
+static long model_find(const struct model *m, u64 ob)
+{
+	u32 i;
+
+	for (i = 0; i < MB; i++)
+		if ((m->state[i] == M_CLEAN || m->state[i] == M_DIRTY) &&
+		    m->ob[i] == ob)
+			return i;
+	return -1;
+}
+
+static void random_operations_match_a_model_of_block_states(void)
+{
+	u32 seed;
+
+	for (seed = 1; seed <= 60; seed++) {
+		struct tac_params params;
+		struct tac_policy *p;
+		struct model m;
+		u64 s = rnd_seed(seed);
+		u32 step;
+
+		tac_params_default(&params);
+		params.stats_extents = 256;
+		params.extent_blocks = 4;
+		params.aging_period = 50 + rnd_below(&s, 500);
+		params.fill_threshold = rnd_below(&s, 101);
+		params.admit_margin = rnd_below(&s, 5);
+		p = tac_policy_create(MB, &params);
+		EXPECT_TRUE(p != NULL);
+		memset(&m, 0, sizeof(m));
+
+		for (step = 0; step < 3000; step++) {
+			u32 cb = rnd_below(&s, MB), op = rnd_below(&s, 20);
+			tac_cblock_t c;
+			tac_oblock_t o;
+			struct tac_policy_stats st;
+			u32 i, nm = 0, nd = 0, nx = 0;
+			bool dirty;
+
+			if (op < 10) {
+				u64 ob = rnd_below(&s, 200);
+				long want = model_find(&m, ob);
+				bool would;
+				int r;
+
+				req(p, ob, 1 + rnd_below(&s, 3));
+				EXPECT_EQ(want, look(p, ob));
+				if (want >= 0)
+					continue;
+				would = p->ops->would_admit(p, to_oblock(ob));
+				r = p->ops->admit(p, to_oblock(ob), &c, &o);
+				EXPECT_EQ(would, r >= 0);
+				if (r == 0) {
+					i = from_cblock(c);
+					EXPECT_EQ(M_FREE, m.state[i]);
+					m.state[i] = M_CLEAN;
+					m.held[i] = false;
+					m.ob[i] = ob;
+				} else if (r == 1) {
+					i = from_cblock(c);
+					EXPECT_EQ(M_CLEAN, m.state[i]);
+					EXPECT_FALSE(m.held[i]);
+					EXPECT_EQ(m.ob[i], from_oblock(o));
+					m.ob[i] = ob;
+				} else {
+					EXPECT_EQ(-ENOSPC, r);
+				}
+			} else if (op == 10 || op == 11) {
+				p->ops->hold(p, to_cblock(cb), op == 10);
+				m.held[cb] = op == 10;
+			} else if (op == 12 && m.state[cb] == M_CLEAN) {
+				p->ops->set_dirty(p, to_cblock(cb));
+				m.state[cb] = M_DIRTY;
+			} else if (op == 13 && m.state[cb] == M_DIRTY) {
+				p->ops->clear_dirty(p, to_cblock(cb));
+				m.state[cb] = M_CLEAN;
+			} else if (op == 14 && (m.state[cb] == M_CLEAN ||
+						m.state[cb] == M_DIRTY)) {
+				p->ops->unmap(p, to_cblock(cb));
+				m.state[cb] = M_DETACHED;
+			} else if (op == 15 && m.state[cb] == M_DETACHED) {
+				p->ops->release(p, to_cblock(cb));
+				m.state[cb] = M_FREE;
+				m.held[cb] = false;
+			} else if (op == 16 && rnd_below(&s, 10) == 0) {
+				p->ops->drop_clean(p);
+				for (i = 0; i < MB; i++)
+					if (m.state[i] == M_CLEAN &&
+					    !m.held[i])
+						m.state[i] = M_FREE;
+			}
+
+			st = pstats(p);
+			for (i = 0; i < MB; i++) {
+				bool mapped = m.state[i] == M_CLEAN ||
+					      m.state[i] == M_DIRTY;
+
+				nm += mapped;
+				nd += m.state[i] == M_DIRTY;
+				nx += m.state[i] == M_DETACHED;
+				EXPECT_EQ(mapped, p->ops->mapping(p,
+						to_cblock(i), &o, &dirty));
+				if (mapped) {
+					EXPECT_EQ(m.ob[i], from_oblock(o));
+					EXPECT_EQ(m.state[i] == M_DIRTY, dirty);
+				}
+			}
+			EXPECT_EQ(nm, st.nr_mapped);
+			EXPECT_EQ(nd, st.nr_dirty);
+			EXPECT_EQ(nx, st.nr_detached);
+		}
+		p->ops->destroy(p);
+	}
+}
+
+int main(void)
+{
+	RUN(admit_exactly_one_percent_warmer_is_bypassed);
+	RUN(admit_just_over_one_percent_evicts_the_coldest);
+	RUN(admit_just_under_one_percent_is_bypassed);
+	RUN(admit_against_coldest_at_zero);
+	RUN(admit_margin_at_saturated_temperatures);
+	RUN(admit_margin_zero_needs_strictly_warmer);
+	RUN(victim_search_refreshes_a_stale_top);
+	RUN(victim_search_rechecks_the_top_five_times);
+	RUN(fill_threshold_admits_all_then_tests_even_with_free_blocks);
+	RUN(fill_threshold_zero_tests_from_the_start);
+	RUN(held_blocks_are_never_evicted);
+	RUN(held_blocks_beyond_the_skip_bound_bypass);
+	RUN(dirty_blocks_are_never_evicted);
+	RUN(clear_dirty_reinserts_with_current_temperature);
+	RUN(dirty_batch_orders_by_origin_block_with_wrap);
+	RUN(dirty_batch_matches_brute_force_on_random_sets);
+	RUN(unmap_and_release_lifecycle);
+	RUN(contract_violations_warn_and_change_nothing);
+	RUN(load_mapping_rejects_bad_block_busy_block_and_duplicate);
+	RUN(load_mapping_claims_blocks_from_the_free_pool);
+	RUN(set_params_rejects_fixed_and_invalid_fields);
+	RUN(set_params_changes_the_margin_online);
+	RUN(params_check_names_each_bad_field);
+	RUN(ram_bytes_per_block_within_budget_at_1m_and_16m);
+	RUN(create_reports_the_ram_it_allocated);
+	RUN(drop_clean_frees_clean_unheld_blocks_only);
+	RUN(stats_report_every_field);
+	RUN(origin_blocks_use_all_64_bits);
+	RUN(random_operations_match_a_model_of_block_states);
+	return tap_done();
+}
