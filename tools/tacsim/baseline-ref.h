@@ -19,9 +19,9 @@
 
 /* ---------------------------------------------------------------- TAP */
 
-static int tap_n, tap_failed;
+static int tap_n __attribute__((unused)), tap_failed __attribute__((unused));
 
-static void tap_ok(int ok, const char *name, long long expected, long long got)
+static inline void tap_ok(int ok, const char *name, long long expected, long long got)
 {
 	tap_n++;
 	if (ok) {
@@ -39,7 +39,7 @@ static void tap_ok(int ok, const char *name, long long expected, long long got)
 		tap_ok(e_ == g_, name, e_, g_);                            \
 	} while (0)
 
-static int tap_done(void)
+static inline int tap_done(void)
 {
 	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;
@@ -47,9 +47,9 @@ static int tap_done(void)
 
 /* ---------------------------------------------------------------- random */
 
-static u64 ref_rng = 88172645463325252ULL;
+static u64 ref_rng __attribute__((unused)) = 88172645463325252ULL;
 
-static u64 ref_rand(void)
+static inline u64 ref_rand(void)
 {
 	ref_rng ^= ref_rng << 13;
 	ref_rng ^= ref_rng >> 7;
@@ -62,7 +62,7 @@ static u64 ref_rand(void)
  * a tenth of the universe, and short runs of consecutive blocks, so that
  * every policy's cases (ghost hits, second chances, ties) come up.
  */
-static void ref_trace(u64 *t, u32 n, u32 universe)
+static inline void ref_trace(u64 *t, u32 n, u32 universe)
 {
 	u32 i = 0;
 
@@ -84,7 +84,7 @@ static void ref_trace(u64 *t, u32 n, u32 universe)
 }
 
 /* next[i]: index of the next reference to t[i], or OPT_NEVER. Quadratic. */
-static void ref_next_use(const u64 *t, u32 n, u64 *next)
+static inline void ref_next_use(const u64 *t, u32 n, u64 *next)
 {
 	u32 i, j;
 
@@ -103,7 +103,7 @@ static void ref_next_use(const u64 *t, u32 n, u64 *next)
  * is 1 on a hit; evicted[i] the block evicted at reference i, or -1.
  * Returns the number of hits.
  */
-static u32 run_policy(struct tac_policy *p, const u64 *t, const u64 *next,
+static inline u32 run_policy(struct tac_policy *p, const u64 *t, const u64 *next,
 		      u32 n, u8 *hit, int64_t *evicted)
 {
 	u32 i, hits = 0;
@@ -141,7 +141,7 @@ struct ref_cache {
 	u64 blk[256];
 };
 
-static int ref_find(const u64 *a, u32 n, u64 x)
+static inline int ref_find(const u64 *a, u32 n, u64 x)
 {
 	u32 i;
 
@@ -151,14 +151,14 @@ static int ref_find(const u64 *a, u32 n, u64 x)
 	return -1;
 }
 
-static void ref_remove_at(u64 *a, u32 *n, u32 i)
+static inline void ref_remove_at(u64 *a, u32 *n, u32 i)
 {
 	memmove(a + i, a + i + 1, (*n - i - 1) * sizeof(*a));
 	(*n)--;
 }
 
 /* LRU: blk[0] least recent.  FIFO: blk[0] oldest admission. */
-static int ref_list_access(struct ref_cache *rc, u64 x, bool lru,
+static inline int ref_list_access(struct ref_cache *rc, u64 x, bool lru,
 			   int64_t *ev)
 {
 	int i = ref_find(rc->blk, rc->n, x);
@@ -186,7 +186,7 @@ struct ref_clock {
 	u8 ref[256];
 };
 
-static int ref_clock_access(struct ref_clock *k, u64 x, int64_t *ev)
+static inline int ref_clock_access(struct ref_clock *k, u64 x, int64_t *ev)
 {
 	int i = ref_find(k->frame, k->used, x);
 
@@ -218,7 +218,7 @@ struct ref_arc {
 	u32 nt1, nt2, nb1, nb2;
 };
 
-static void ref_arc_replace(struct ref_arc *a, bool x_in_b2, int64_t *ev)
+static inline void ref_arc_replace(struct ref_arc *a, bool x_in_b2, int64_t *ev)
 {
 	if (a->nt1 >= 1 && ((x_in_b2 && a->nt1 == a->p) || a->nt1 > a->p)) {
 		*ev = (int64_t)a->t1[0];
@@ -231,7 +231,7 @@ static void ref_arc_replace(struct ref_arc *a, bool x_in_b2, int64_t *ev)
 	}
 }
 
-static int ref_arc_access(struct ref_arc *a, u64 x, int64_t *ev)
+static inline int ref_arc_access(struct ref_arc *a, u64 x, int64_t *ev)
 {
 	int i;
 
@@ -299,7 +299,7 @@ struct ref_lru2 {
 	u64 hblk[256], hlast[256];	/* hblk[0] evicted longest ago */
 };
 
-static int ref_lru2_access(struct ref_lru2 *l, u64 x, int64_t *ev)
+static inline int ref_lru2_access(struct ref_lru2 *l, u64 x, int64_t *ev)
 {
 	int i = ref_find(l->blk, l->n, x);
 	u32 j, v;
@@ -345,7 +345,7 @@ static int ref_lru2_access(struct ref_lru2 *l, u64 x, int64_t *ev)
 }
 
 /* OPT: scan the future for each cached block (brute force). */
-static u32 ref_opt_hits(const u64 *t, u32 n, u32 c)
+static inline u32 ref_opt_hits(const u64 *t, u32 n, u32 c)
 {
 	u64 blk[256];
 	u32 nb = 0, hits = 0, i, j, k;

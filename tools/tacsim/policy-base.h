@@ -14,6 +14,9 @@
 #include <linux/types.h>
 #include "sim-policy.h"
 
+/* Hooks ignore arguments they do not need, as kernel code does. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
 #define BL_NONE ((u32)~0U)
 
 /* cblock states */
