@@ -111,7 +111,7 @@ static bool sane_extent(uint64_t off, uint64_t len)
  *   "  8,0    3       12     0.000012345  4711  Q   R 123456 + 8 [postgres]"
  * dev cpu seq time pid action rwbs sector + nsectors [cmd].  Only the
  * chosen action (st->blk_event) is kept; other actions are P_SKIP, and so
- * is everything from the "CPU0 (8,0):" summary on.
+ * are the non-event lines from the "CPU0 (8,0):" summary on.
  */
 static enum parse_result parse_blkparse(char *line, struct parse_state *st,
 					struct trace_rec *rec, const char **why)
@@ -123,16 +123,15 @@ static enum parse_result parse_blkparse(char *line, struct parse_state *st,
 	const char *rwbs;
 	int nf;
 
-	if (st->in_summary)
-		return P_SKIP;
 	nf = split(line, 0, f, MAX_FIELDS);
 	if (nf == 0)
 		return P_SKIP;
-	if (!strncmp(f[0], "CPU", 3) || !strcmp(f[0], "Total")) {
-		st->in_summary = true;
-		return P_SKIP;
-	}
 	if (sscanf(f[0], "%u,%u%c", &maj, &min, &tail) != 2) {
+		/* blkparse's closing summary: "CPU0 (8,0):", "Total (8,0):" */
+		if (!strncmp(f[0], "CPU", 3) || !strcmp(f[0], "Total"))
+			st->in_summary = true;
+		if (st->in_summary)
+			return P_SKIP;
 		*why = "not a blkparse event (expected MAJ,MIN first)";
 		return P_BAD;
 	}
