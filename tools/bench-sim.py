@@ -10,7 +10,8 @@ relative to LRU and to OPT, the gap closure (LRU - TAC) / (LRU - OPT), the
 TAC/ARC I/O time ratio, and whether the issue 3 goals hold.  Then it
 measures TAC's replay speed in accesses per second.
 
-Environment: BENCH_SIZES (default "128M,256M,512M"), BENCH_TRACES (comma
+Environment: BENCH_SIZES (default "128M,256M,512M"),
+BENCH_PGBENCH_SIZES (default "16M,32M,64M"), BENCH_TRACES (comma
 list of names to run), BENCH_SEED (default 1), TACSIM_ARGS (extra tacsim
 arguments, e.g. "--param aging_period=262144").
 """
@@ -27,6 +28,10 @@ TRACEGEN = os.path.join(TOOLS, "tracegen", "tracegen")
 GEN = os.path.join(TOOLS, "traces", "gen")
 SEED = os.environ.get("BENCH_SEED", "1")
 SIZES = os.environ.get("BENCH_SIZES", "128M,256M,512M")
+# The pgbench capture is short (TCG VM, ~20 transactions/s): its caches are
+# scaled to its footprint, 1-4% of the 1.5 GiB database (TAC section 4.2
+# used an SSD of 2% of the database).
+PGBENCH_SIZES = os.environ.get("BENCH_PGBENCH_SIZES", "16M,32M,64M")
 EXTRA = shlex.split(os.environ.get("TACSIM_ARGS", ""))
 POLICIES = ["tac", "lru", "fifo", "clock", "arc", "lru2", "opt"]
 
@@ -61,8 +66,8 @@ def generate(name, args):
     return path
 
 
-def run(path):
-    cmd = [TACSIM, "--policy", "all", "--cache-size", SIZES, "--json",
+def run(path, sizes):
+    cmd = [TACSIM, "--policy", "all", "--cache-size", sizes, "--json",
            "--quiet"] + EXTRA + [path]
     out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE,
                          text=True).stdout
@@ -103,7 +108,7 @@ def main():
           "closure = (LRU - TAC) / (LRU - OPT) in I/O time.\n")
     for name, desc, path in traces:
         t0 = time.time()
-        res = run(path)
+        res = run(path, PGBENCH_SIZES if name == "pgbench" else SIZES)
         first = next(iter(next(iter(res.values())).values()))
         if name == traces[0][0]:
             print("Cost model (TAC core defaults), us per 4 KiB block: SSD "
@@ -143,14 +148,16 @@ def main():
         print()
 
     if summary:
-        sizes = sorted({s for _, s, _, _, _ in summary})
-        smaller = set(sizes[:-1]) if len(sizes) > 1 else set(sizes)
+        # "The smaller sizes": all but the largest size of each trace.
+        largest = {}
+        for name, size, _, _, _ in summary:
+            largest[name] = max(largest.get(name, 0), size)
         print("== Summary (goals from issue 3)")
         print("   %-8s %-6s %9s %9s %9s  %s"
               % ("trace", "cache", "closure", "TAC/ARC", "TAC/LRU", "goal"))
         for name, size, closure, tac_arc, tac_lru in summary:
             goal = ""
-            if name in GAP_GOAL_TRACES and size in smaller:
+            if name in GAP_GOAL_TRACES and size < largest[name]:
                 ok = closure >= 0.75 and tac_arc <= 0.85
                 goal = "closure>=0.75, TAC/ARC<=0.85: %s" % (
                     "met" if ok else "MISSED")

@@ -22,7 +22,8 @@
 #     as dm-tac receives.  Compress to OUT.
 #
 # Environment knobs (defaults in brackets): SCALE [100, about 1.5 GB],
-# DURATION seconds [600], CLIENTS [4], MEMLIMIT [160M], SHARED_BUFFERS
+# DURATION seconds [1500], CLIENTS [8], PGBENCH_ARGS
+# [-M prepared], MEMLIMIT [160M], SHARED_BUFFERS
 # [16MB], DISK_SIZE [6G], WORK scratch dir [mktemp], KERNEL
 # [/boot/vmlinuz-6.1.0-*-amd64], VM_MEMORY [1G], KVM [0: TCG; 1: use
 # /dev/kvm].  Needs root (for the postgres user and the VM), the
@@ -33,8 +34,9 @@ set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${1:-$TOP/tools/traces/pgbench.blkparse.gz}
 SCALE=${SCALE:-100}
-DURATION=${DURATION:-600}
-CLIENTS=${CLIENTS:-4}
+DURATION=${DURATION:-1500}
+CLIENTS=${CLIENTS:-8}
+PGBENCH_ARGS=${PGBENCH_ARGS:--M prepared}
 MEMLIMIT=${MEMLIMIT:-160M}
 SHARED_BUFFERS=${SHARED_BUFFERS:-16MB}
 DISK_SIZE=${DISK_SIZE:-6G}
@@ -116,7 +118,7 @@ sleep 2
 (echo \$BASHPID >/sys/fs/cgroup/pg/cgroup.procs
  exec runuser -u postgres -- $PGBIN/pg_ctl -D \$M/pgdata -w -l /tmp/pg.log start)
 (echo \$BASHPID >/sys/fs/cgroup/pg/cgroup.procs
- exec runuser -u postgres -- pgbench -h /tmp/pgsock -p $PORT -c $CLIENTS -j 2 \
+ exec runuser -u postgres -- pgbench -h /tmp/pgsock -p $PORT -c $CLIENTS -j 2 $PGBENCH_ARGS \
 	-T $DURATION -P 60 bench) >\$O/pgbench.log 2>&1
 runuser -u postgres -- $PGBIN/pg_ctl -D \$M/pgdata -w -m fast stop
 sync
