@@ -525,6 +525,28 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 
 /* ------------------------------------------------------------ output */
 
+/* @s as a JSON string body: quotes, backslashes, control bytes escaped. */
+static const char *json_str(const char *s)
+{
+	static char buf[6 * sizeof(((struct trace *)0)->name) + 1];
+	char *o = buf;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			*o++ = '\\';
+			*o++ = (char)c;
+		} else if (c < 0x20 || c >= 0x7f) {
+			o += sprintf(o, "\\u%04x", c);
+		} else {
+			*o++ = (char)c;
+		}
+	}
+	*o = '\0';
+	return buf;
+}
+
 static void print_json(const struct trace *t, const char *format,
 		       u64 bs, u32 nr_blocks, const struct result *r)
 {
@@ -544,7 +566,7 @@ static void print_json(const struct trace *t, const char *format,
 	       "\"accesses_per_sec\":%.0f,\"cost_ssd_read_us\":%u,"
 	       "\"cost_ssd_write_us\":%" PRIu64 ",\"cost_hdd_random_us\":%u,"
 	       "\"cost_hdd_seq_us\":%u}\n",
-	       r->policy, t->name, format, bs, nr_blocks,
+	       r->policy, json_str(t->name), format, bs, nr_blocks,
 	       (u64)nr_blocks * bs, params.extent_blocks, t->nr, r->accesses,
 	       r->reads, r->writes, r->hits, r->misses,
 	       r->accesses ? (double)r->hits / r->accesses : 0.0,
