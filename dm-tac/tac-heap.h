@@ -6,6 +6,7 @@
 #ifndef DM_TAC_HEAP_H
 #define DM_TAC_HEAP_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
 
 /*
@@ -14,7 +15,7 @@
  * writes such values, so the owner of pos[] may use them to record what
  * else the item is (the policy keeps its block states there).
  */
-#define HEAP_NOT_IN	(1U << 31)
+#define HEAP_NOT_IN	BIT(31)
 
 struct heap_node {
 	u32 key;

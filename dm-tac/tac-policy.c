@@ -31,6 +31,7 @@
 #include <linux/limits.h>
 #include <linux/log2.h>
 #include <linux/minmax.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
@@ -71,10 +72,10 @@
  * taking more than 16% of all accesses reaches the u32 ceiling (where it
  * merely ties with other saturated extents).
  */
-#define TAC_DEFAULT_AGING_PERIOD	(1U << 20)
+#define TAC_DEFAULT_AGING_PERIOD	SZ_1M
 
 /* 2^20 slots, 16 MiB: tracks 128 GiB of origin at 32 blocks of 4 KiB. */
-#define TAC_DEFAULT_STATS_EXTENTS	(1U << 20)
+#define TAC_DEFAULT_STATS_EXTENTS	SZ_1M
 
 /* TAC section 3.3: re-check the heap's top at most five times. */
 #define TAC_HEAP_RECHECKS	5
@@ -162,9 +163,9 @@ static struct tac *to_tac_changed(struct tac_policy *p)
 	return tac;
 }
 
-/*----------------------------------------------------------------
+/*
  * Parameters and memory
- *--------------------------------------------------------------*/
+ */
 
 void tac_params_default(struct tac_params *params)
 {
@@ -253,9 +254,9 @@ static void __apply_params(struct tac *tac, const struct tac_params *params)
 			   params->cost_hdd_random_us - cache : 0;
 }
 
-/*----------------------------------------------------------------
+/*
  * Mapping: origin block -> cache block hash, free blocks
- *--------------------------------------------------------------*/
+ */
 
 static u32 __bucket(struct tac *tac, tac_oblock_t oblock)
 {
@@ -361,9 +362,9 @@ static bool __bad_cblock(struct tac *tac, tac_cblock_t cblock)
 	return WARN_ON_ONCE(from_cblock(cblock) >= tac->nr_blocks);
 }
 
-/*----------------------------------------------------------------
+/*
  * Temperatures
- *--------------------------------------------------------------*/
+ */
 
 static u64 __extent_of(struct tac *tac, u64 oblock)
 {
@@ -406,9 +407,9 @@ static void __account(struct tac *tac, u64 ob, u32 nr, u32 cost)
 	}
 }
 
-/*----------------------------------------------------------------
+/*
  * Admission and victim selection (TAC sections 3.2, 3.3)
- *--------------------------------------------------------------*/
+ */
 
 /* The smoothed heap: @t must beat @coldest by admit_margin percent. */
 static bool __warmer(struct tac *tac, u32 t, u32 coldest)
@@ -511,9 +512,9 @@ static int __decide(struct tac *tac, u32 t, struct heap_node *victim)
 	return 1;
 }
 
-/*----------------------------------------------------------------
+/*
  * The methods
- *--------------------------------------------------------------*/
+ */
 
 static void tac_destroy(struct tac_policy *p)
 {

@@ -5,8 +5,8 @@
  * TAC section 3.1: page requests enter a window of the last 20 page IDs,
  * turned into region (extent) IDs; a request whose extent appears more than
  * twice in the window is sequential, otherwise random.  A block-layer
- * request covers nr_blocks consecutive blocks, which TAC would have seen as
- * as many page requests in a row, so:
+ * request covers nr_blocks consecutive blocks, which TAC would have seen
+ * as that many page requests in a row, so:
  *
  *  - every block of the request enters the window (only the last
  *    seq_window of them can still be in it afterwards);

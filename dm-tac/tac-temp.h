@@ -6,13 +6,15 @@
 #ifndef DM_TAC_TEMP_H
 #define DM_TAC_TEMP_H
 
+#include <linux/bits.h>
+
 #include "tac-policy.h"
 
 /* Slots examined for one extent: its home slot and the next ones. */
 #define TEMP_PROBE		8
 
 /* A slot's stamp: TEMP_USED, and the epoch its temp is aged to. */
-#define TEMP_USED		(1U << 31)
+#define TEMP_USED		BIT(31)
 #define TEMP_EPOCH_MASK		(TEMP_USED - 1)
 
 /* 16 bytes per tracked extent. */

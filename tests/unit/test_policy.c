@@ -87,7 +87,7 @@ static void admit_exactly_one_percent_warmer_is_bypassed(void)
 {
 	struct tac_policy *p = full4(1, 1000);
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	set_temp(p, 10, 1010);
 	EXPECT_EQ(-ENOSPC, adm(p, 10, NULL, NULL));
 	EXPECT_EQ(1, pstats(p).bypasses);
@@ -103,7 +103,7 @@ static void admit_just_over_one_percent_evicts_the_coldest(void)
 	u32 cb = 99;
 	u64 ev = 0;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	set_temp(p, 10, 1011);
 	EXPECT_EQ(1, adm(p, 10, &cb, &ev));
 	EXPECT_EQ(0, cb);
@@ -119,7 +119,7 @@ static void admit_just_under_one_percent_is_bypassed(void)
 {
 	struct tac_policy *p = full4(1, 1000);
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	set_temp(p, 10, 1009);
 	EXPECT_EQ(-ENOSPC, adm(p, 10, NULL, NULL));
 	p->ops->destroy(p);
@@ -131,7 +131,7 @@ static void admit_against_coldest_at_zero(void)
 	struct tac_policy *p = full4(1, 0);
 	u64 ev = 0;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	EXPECT_EQ(-ENOSPC, adm(p, 10, NULL, NULL));	/* temp 0 */
 	set_temp(p, 11, 1);
 	EXPECT_EQ(1, adm(p, 11, NULL, &ev));
@@ -147,7 +147,7 @@ static void admit_margin_at_saturated_temperatures(void)
 {
 	struct tac_policy *p = full4(1, 4252442866U);
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	set_temp(p, 2, U32_MAX);
 	set_temp(p, 3, U32_MAX);
 	set_temp(p, 4, U32_MAX);
@@ -156,7 +156,7 @@ static void admit_margin_at_saturated_temperatures(void)
 	p->ops->destroy(p);
 
 	p = full4(1, 4252442867U);
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	set_temp(p, 2, U32_MAX);
 	set_temp(p, 3, U32_MAX);
 	set_temp(p, 4, U32_MAX);
@@ -170,7 +170,7 @@ static void admit_margin_zero_needs_strictly_warmer(void)
 {
 	struct tac_policy *p = full4(0, 1000);
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	set_temp(p, 10, 1000);
 	EXPECT_EQ(-ENOSPC, adm(p, 10, NULL, NULL));
 	set_temp(p, 10, 1001);
@@ -188,7 +188,7 @@ static void victim_search_refreshes_a_stale_top(void)
 	struct tac_policy *p = full4(1, 1000);
 	u64 ev = 0;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	EXPECT_EQ(1000, pstats(p).coldest_temp);
 	set_temp(p, 1, 9000);
 	set_temp(p, 10, 5100);
@@ -208,7 +208,7 @@ static void victim_search_rechecks_the_top_five_times(void)
 	u64 ev = 0;
 	u32 i;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	for (i = 1; i <= 7; i++) {
 		set_temp(p, i, 10 * i);
 		EXPECT_EQ(0, adm(p, i, NULL, NULL));
@@ -232,7 +232,7 @@ static void fill_threshold_admits_all_then_tests_even_with_free_blocks(void)
 	u32 i, cb;
 	u64 ev;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	for (i = 0; i < 10; i++) {
 		EXPECT_TRUE(p->ops->would_admit(p, to_oblock(100 + i)));
 		EXPECT_EQ(0, adm(p, 100 + i, &cb, NULL));
@@ -262,7 +262,7 @@ static void fill_threshold_zero_tests_from_the_start(void)
 {
 	struct tac_policy *p = mk(4, 0, 1);
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	EXPECT_EQ(-ENOSPC, adm(p, 1, NULL, NULL));
 	set_temp(p, 1, 1);
 	EXPECT_EQ(0, adm(p, 1, NULL, NULL));
@@ -280,7 +280,7 @@ static void held_blocks_are_never_evicted(void)
 	u64 ev = 0;
 	u32 i;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	/* Hold ob 1 (cblock 0) twice: a flag, not a count. */
 	p->ops->hold(p, to_cblock(0), true);
 	p->ops->hold(p, to_cblock(0), true);
@@ -311,7 +311,7 @@ static void held_blocks_beyond_the_skip_bound_bypass(void)
 	u64 ev = 0;
 	u32 i;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	for (i = 0; i < 12; i++) {
 		set_temp(p, i, 100 + i);
 		EXPECT_EQ(0, adm(p, i, NULL, NULL));
@@ -333,7 +333,7 @@ static void dirty_blocks_are_never_evicted(void)
 	u64 ev = 0;
 	u32 i;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	for (i = 0; i < 4; i++)
 		p->ops->set_dirty(p, to_cblock(i));
 	p->ops->set_dirty(p, to_cblock(0));	/* no-op */
@@ -355,7 +355,7 @@ static void clear_dirty_reinserts_with_current_temperature(void)
 	struct tac_policy *p = full4(1, 1000);
 	u64 ev = 0;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	p->ops->set_dirty(p, to_cblock(0));	/* ob 1, inserted at 1000 */
 	set_temp(p, 1, 8000);
 	p->ops->clear_dirty(p, to_cblock(0));
@@ -384,7 +384,7 @@ static void dirty_batch_orders_by_origin_block_with_wrap(void)
 	u64 got[64];
 	u32 i;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	for (i = 0; i < 7; i++)
 		EXPECT_EQ(0, p->ops->load_mapping(p, to_cblock(i * 2),
 						  to_oblock(dirty[i]), true));
@@ -428,7 +428,7 @@ static void dirty_batch_matches_brute_force_on_random_sets(void)
 		u64 s = rnd_seed(seed), obs[200], want[200], got[64];
 		u32 i, nd = 0, max, n;
 
-		EXPECT_TRUE(p != NULL);
+		EXPECT_TRUE(p);
 		for (i = 0; i < 200; i++) {
 			bool dirty = rnd_below(&s, 3) == 0;
 
@@ -455,10 +455,11 @@ static void unmap_and_release_lifecycle(void)
 {
 	struct tac_policy *p = mk(1, 100, 1);
 	tac_oblock_t ob;
+	u64 got[8];
 	bool dirty;
 	u32 cb = 9;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	EXPECT_EQ(0, adm(p, 7, &cb, NULL));
 	EXPECT_EQ(0, cb);
 	p->ops->set_dirty(p, to_cblock(0));
@@ -468,7 +469,7 @@ static void unmap_and_release_lifecycle(void)
 	EXPECT_EQ(0, pstats(p).nr_mapped);
 	EXPECT_EQ(0, pstats(p).nr_dirty);
 	EXPECT_EQ(1, pstats(p).nr_detached);
-	EXPECT_EQ(0, batch(p, 0, 8, (u64[8]){ 0 }));
+	EXPECT_EQ(0, batch(p, 0, 8, got));
 	/* Detached space is still in use: nothing free, nothing to evict. */
 	set_temp(p, 8, 100000);
 	EXPECT_EQ(-ENOSPC, adm(p, 8, NULL, NULL));
@@ -486,7 +487,7 @@ static void contract_violations_warn_and_change_nothing(void)
 	struct tac_policy *p = mk(4, 100, 1);
 	unsigned long warns = tools_warn_count;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	EXPECT_EQ(0, adm(p, 7, NULL, NULL));
 	p->ops->release(p, to_cblock(0));	/* MAPPED, not DETACHED */
 	p->ops->unmap(p, to_cblock(1));		/* FREE */
@@ -506,7 +507,7 @@ static void load_mapping_rejects_bad_block_busy_block_and_duplicate(void)
 	tac_oblock_t ob;
 	bool dirty;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	EXPECT_EQ(-EINVAL, p->ops->load_mapping(p, to_cblock(4),
 						to_oblock(1), false));
 	EXPECT_EQ(0, p->ops->load_mapping(p, to_cblock(2), to_oblock(1),
@@ -531,7 +532,7 @@ static void load_mapping_claims_blocks_from_the_free_pool(void)
 	struct tac_policy *p = mk(4, 100, 1);
 	u32 cb, seen = 0;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	EXPECT_EQ(0, adm(p, 100, &cb, NULL));	/* cblock 0 */
 	EXPECT_EQ(0, adm(p, 101, &cb, NULL));	/* cblock 1 */
 	p->ops->unmap(p, to_cblock(0));
@@ -559,7 +560,7 @@ static void set_params_rejects_fixed_and_invalid_fields(void)
 	struct tac_policy *p = full4(1, 1000);
 	struct tac_params params = base_params();
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	params.fill_threshold = 100;
 	params.extent_blocks = 2;
 	EXPECT_EQ(-EINVAL, p->ops->set_params(p, &params));
@@ -582,7 +583,7 @@ static void set_params_changes_the_margin_online(void)
 	struct tac_policy *p = full4(1, 1000);
 	struct tac_params params = base_params();
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	params.admit_margin = 50;
 	EXPECT_EQ(0, p->ops->set_params(p, &params));
 	set_temp(p, 10, 1500);
@@ -599,19 +600,19 @@ static void params_check_names_each_bad_field(void)
 
 	tac_params_default(&d);
 	EXPECT_EQ(0, tac_params_check(&d, 1024, &why));
-	EXPECT_TRUE(why == NULL);
+	EXPECT_TRUE(!why);
 	EXPECT_EQ(-EINVAL, tac_params_check(&d, 0, &why));
 	EXPECT_TRUE(why && strstr(why, "cache blocks"));
 	EXPECT_EQ(0, tac_params_check(&d, TAC_MAX_CACHE_BLOCKS, &why));
-	EXPECT_EQ(-EINVAL, tac_params_check(&d, TAC_MAX_CACHE_BLOCKS + 1,
-					     &why));
+	EXPECT_EQ(-EINVAL,
+		  tac_params_check(&d, TAC_MAX_CACHE_BLOCKS + 1, &why));
 #define BAD(field, value, word) do {					\
 	params = d;							\
 	params.field = value;						\
 	why = NULL;							\
 	EXPECT_EQ(-EINVAL, tac_params_check(&params, 1024, &why));	\
 	EXPECT_TRUE(why && strstr(why, word));				\
-	EXPECT_TRUE(tac_policy_create(16, &params) == NULL);		\
+	EXPECT_TRUE(!tac_policy_create(16, &params));		\
 } while (0)
 	BAD(extent_blocks, 0, "extent_blocks");
 	BAD(extent_blocks, 48, "extent_blocks");
@@ -657,7 +658,7 @@ static void create_reports_the_ram_it_allocated(void)
 	struct tac_policy *p = tac_policy_create(1U << 20, &params);
 	struct tac_policy_stats s;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	s = pstats(p);
 	EXPECT_EQ(tac_policy_ram_bytes(1U << 20, &params), s.ram_bytes);
 	EXPECT_EQ(1U << 20, s.nr_blocks);
@@ -669,7 +670,7 @@ static void drop_clean_frees_clean_unheld_blocks_only(void)
 	struct tac_policy *p = mk(6, 100, 1);
 	u32 i;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	for (i = 0; i < 6; i++)
 		EXPECT_EQ(0, adm(p, 10 + i, NULL, NULL));
 	p->ops->set_dirty(p, to_cblock(1));
@@ -700,7 +701,7 @@ static void stats_report_every_field(void)
 	params.stats_extents = 64;
 	params.fill_threshold = 100;
 	p = tac_policy_create(3, &params);
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	req(p, 0, 1);				/* R, extent 0: 12381 */
 	EXPECT_EQ(0, adm(p, 0, NULL, NULL));
 	req(p, 64, 8);				/* S, extent 2: 88 */
@@ -743,7 +744,7 @@ static void origin_blocks_use_all_64_bits(void)
 	tac_params_default(&params);
 	params.stats_extents = 64;
 	p = tac_policy_create(4, &params);
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	EXPECT_EQ(TAC_SEQUENTIAL, req(p, top - 3, 10));	/* clamped: 4 */
 	EXPECT_EQ(44, extent_temp(p, top >> 5));
 	EXPECT_EQ(0, adm(p, top, NULL, NULL));
@@ -757,8 +758,8 @@ static void origin_blocks_use_all_64_bits(void)
 /*
  * Random runs of every operation against a model of the block states:
  * admit() only ever takes FREE blocks or evicts clean unheld ones, agrees
- * with would_admit(), and mapping(), lookup() and the counters always
- * match the model.
+ * with would_admit(), and mapping(), lookup(), dirty_batch() and the
+ * counters always match the model.
  */
 enum { M_FREE, M_CLEAN, M_DIRTY, M_DETACHED };
 
@@ -799,7 +800,7 @@ static void random_operations_match_a_model_of_block_states(void)
 		params.fill_threshold = rnd_below(&s, 101);
 		params.admit_margin = rnd_below(&s, 5);
 		p = tac_policy_create(MB, &params);
-		EXPECT_TRUE(p != NULL);
+		EXPECT_TRUE(p);
 		memset(&m, 0, sizeof(m));
 
 		for (step = 0; step < 3000; step++) {
@@ -807,7 +808,8 @@ static void random_operations_match_a_model_of_block_states(void)
 			tac_cblock_t c;
 			tac_oblock_t o;
 			struct tac_policy_stats st;
-			u32 i, nm = 0, nd = 0, nx = 0;
+			struct tac_mapping out[MB];
+			u32 i, n, nm = 0, nd = 0, nx = 0;
 			bool dirty;
 
 			if (op < 10) {
@@ -871,8 +873,9 @@ static void random_operations_match_a_model_of_block_states(void)
 				nm += mapped;
 				nd += m.state[i] == M_DIRTY;
 				nx += m.state[i] == M_DETACHED;
-				EXPECT_EQ(mapped, p->ops->mapping(p,
-						to_cblock(i), &o, &dirty));
+				c = to_cblock(i);
+				EXPECT_EQ(mapped,
+					  p->ops->mapping(p, c, &o, &dirty));
 				if (mapped) {
 					EXPECT_EQ(m.ob[i], from_oblock(o));
 					EXPECT_EQ(m.state[i] == M_DIRTY, dirty);
@@ -881,6 +884,19 @@ static void random_operations_match_a_model_of_block_states(void)
 			EXPECT_EQ(nm, st.nr_mapped);
 			EXPECT_EQ(nd, st.nr_dirty);
 			EXPECT_EQ(nx, st.nr_detached);
+
+			/* The cleaning order lists exactly the dirty blocks. */
+			n = p->ops->dirty_batch(p, to_oblock(0), out, MB);
+			EXPECT_EQ(nd, n);
+			for (i = 0; i < n; i++) {
+				u32 b = from_cblock(out[i].cblock);
+
+				EXPECT_EQ(M_DIRTY, m.state[b]);
+				EXPECT_EQ(m.ob[b], from_oblock(out[i].oblock));
+				if (i)
+					EXPECT_TRUE(from_oblock(out[i - 1].oblock) <
+						    from_oblock(out[i].oblock));
+			}
 		}
 		p->ops->destroy(p);
 	}

@@ -168,7 +168,7 @@ static void classifier_window_and_threshold_change_online(void)
 	tac_params_default(&params);
 	params.stats_extents = 64;
 	p = tac_policy_create(16, &params);
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 
 	/* A, then 30 other extents, then A: with window 20, random. */
 	req(p, 0, 1);
@@ -200,7 +200,7 @@ static void classifier_counts_requests_by_class(void)
 	tac_params_default(&params);
 	params.stats_extents = 64;
 	p = tac_policy_create(16, &params);
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	req(p, 0, 1);		/* R */
 	req(p, 1, 1);		/* R */
 	req(p, 2, 1);		/* S */

@@ -39,7 +39,7 @@ static void temperature_default_costs_follow_eq_1(void)
 	EXPECT_EQ(20, d.cost_cache_us);
 	EXPECT_EQ(32, d.extent_blocks);
 	p = make(32, 1U << 20, 12401, 31, 20, 1024);
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	req(p, 0, 1);			/* random: 12381 */
 	EXPECT_EQ(12381, extent_temp(p, 0));
 	req(p, 64, 8);			/* sequential: 8 * 11 */
@@ -52,7 +52,7 @@ static void temperature_sums_cost_per_block_by_class(void)
 {
 	struct tac_policy *p = make(32, 1000000, 1000, 10, 0, 1024);
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	req(p, 0, 1);
 	req(p, 1, 1);
 	req(p, 2, 1);
@@ -69,7 +69,7 @@ static void temperature_request_across_extents_splits_per_block(void)
 {
 	struct tac_policy *p = make(32, 1000000, 1000, 10, 0, 1024);
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	EXPECT_EQ(TAC_SEQUENTIAL, req(p, 30, 4));
 	EXPECT_EQ(20, extent_temp(p, 0));
 	EXPECT_EQ(20, extent_temp(p, 1));
@@ -81,7 +81,7 @@ static void temperature_negative_cost_counts_as_zero(void)
 {
 	struct tac_policy *p = make(32, 1000000, 1000, 10, 50, 1024);
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	req(p, 64, 8);			/* sequential: 10 - 50 -> 0 */
 	EXPECT_EQ(0, extent_temp(p, 2));
 	req(p, 0, 1);			/* random: 950 */
@@ -98,7 +98,7 @@ static void temperature_halves_every_aging_period_accesses(void)
 {
 	struct tac_policy *p = make(32, 4, 1000, 10, 0, 1024);
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	req(p, 0, 1);
 	req(p, 32, 1);
 	req(p, 64, 1);
@@ -123,7 +123,7 @@ static void temperature_halving_inside_one_request(void)
 {
 	struct tac_policy *p = make(32, 2, 1000, 8, 0, 1024);
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	EXPECT_EQ(TAC_SEQUENTIAL, req(p, 0, 5));
 	EXPECT_EQ(20, extent_temp(p, 0));
 	p->ops->destroy(p);
@@ -133,7 +133,7 @@ static void temperature_saturates_at_u32_max(void)
 {
 	struct tac_policy *p = make(32, 1000000, U32_MAX, 10, 0, 1024);
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	req(p, 0, 1);
 	EXPECT_EQ_U64(U32_MAX, extent_temp(p, 0));
 	req(p, 1, 1);			/* still random: saturates */
@@ -147,7 +147,7 @@ static void temperature_shorter_period_set_online_halves_at_once(void)
 	struct tac_params params;
 	struct tac_policy *p = make(32, 100, 1000, 10, 0, 1024);
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	req(p, 0, 1);
 	req(p, 32, 1);
 	req(p, 64, 1);
@@ -218,7 +218,7 @@ static void lazy_aging_matches_eager_halving_on_random_sequences(void)
 		params.cost_hdd_random_us = seed % 7 ? 1 + rnd_below(&s, 5000) :
 				U32_MAX - rnd_below(&s, 3);
 		p = tac_policy_create(16, &params);
-		EXPECT_TRUE(p != NULL);
+		EXPECT_TRUE(p);
 		memset(&e, 0, sizeof(e));
 		e.period = params.aging_period;
 
@@ -383,7 +383,7 @@ static void stats_table_keeps_hot_extent_when_full(void)
 	u64 s = rnd_seed(99);
 	u32 i;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	for (i = 0; i < 2000; i++) {
 		req(p, (5000 + (rnd_next(&s) >> 40)) << 5, 1);
 		req(p, (7 << 5) + (i % 2), 1);
@@ -404,7 +404,7 @@ static void extent_walk_hottest_and_load(void)
 	struct find_ctx f = { .extent = 3, .temp = 0 };
 	u32 i;
 
-	EXPECT_TRUE(p != NULL);
+	EXPECT_TRUE(p);
 	for (i = 0; i < 6; i++)
 		EXPECT_EQ(0, p->ops->load_extent(p, to_extent(i), 100 * i + 5));
 	EXPECT_EQ(4, p->ops->hottest(p, out, 4));

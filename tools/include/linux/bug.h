@@ -8,9 +8,10 @@
 #define TOOLS_LINUX_BUG_H
 
 #include <stdio.h>
+#include <linux/compiler.h>
 
 /* One weak definition per object file; the linker keeps one of them. */
-unsigned long tools_warn_count __attribute__((weak));
+unsigned long tools_warn_count __weak;
 
 #define WARN_ON(cond) ({						\
 	int __ret_warn_on = !!(cond);					\
@@ -24,6 +25,6 @@ unsigned long tools_warn_count __attribute__((weak));
 
 #define WARN_ON_ONCE(cond)	WARN_ON(cond)
 
-#define BUILD_BUG_ON(cond)	_Static_assert(!(cond), #cond)
+#define BUILD_BUG_ON(cond)	((void)sizeof(char[1 - 2 * !!(cond)]))
 
 #endif /* TOOLS_LINUX_BUG_H */

@@ -12,6 +12,9 @@
 #ifndef __force
 #define __force
 #endif
+#ifndef __weak
+#define __weak		__attribute__((__weak__))
+#endif
 #ifndef __packed
 #define __packed	__attribute__((__packed__))
 #endif
