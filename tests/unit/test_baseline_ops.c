@@ -112,8 +112,10 @@ static void check(const char *pn, create_fn create)
 	       p->ops->mapping(p, c, &ob, &dirty) && from_oblock(ob) == 40 &&
 	       !dirty);
 
-	/* Invalidate 40: DETACHED, not found, its space back only after
-	 * release(). */
+	/*
+	 * Invalidate 40: DETACHED, not found, its space back only after
+	 * release().
+	 */
 	p->ops->unmap(p, c);
 	TAP_EQ(nm(pn, "unmap: lookups miss"), -ENOENT,
 	       p->ops->lookup(p, to_oblock(40), &c, false));

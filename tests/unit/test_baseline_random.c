@@ -22,11 +22,16 @@ static const char *const names[P_NR] = { "lru", "fifo", "clock", "arc",
 static struct tac_policy *create(int k, u32 c)
 {
 	switch (k) {
-	case P_LRU: return lru_policy_create(c);
-	case P_FIFO: return fifo_policy_create(c);
-	case P_CLOCK: return clock_policy_create(c);
-	case P_ARC: return arc_policy_create(c);
-	default: return lru2_policy_create(c);
+	case P_LRU:
+		return lru_policy_create(c);
+	case P_FIFO:
+		return fifo_policy_create(c);
+	case P_CLOCK:
+		return clock_policy_create(c);
+	case P_ARC:
+		return arc_policy_create(c);
+	default:
+		return lru2_policy_create(c);
 	}
 }
 
@@ -50,11 +55,21 @@ static long long compare(int k, u32 c, u32 n, u32 *ref_hits)
 		int h;
 
 		switch (k) {
-		case P_LRU: h = ref_list_access(&rc, t[i], true, &e); break;
-		case P_FIFO: h = ref_list_access(&rc, t[i], false, &e); break;
-		case P_CLOCK: h = ref_clock_access(&ck, t[i], &e); break;
-		case P_ARC: h = ref_arc_access(&ra, t[i], &e); break;
-		default: h = ref_lru2_access(&rl, t[i], &e); break;
+		case P_LRU:
+			h = ref_list_access(&rc, t[i], true, &e);
+			break;
+		case P_FIFO:
+			h = ref_list_access(&rc, t[i], false, &e);
+			break;
+		case P_CLOCK:
+			h = ref_clock_access(&ck, t[i], &e);
+			break;
+		case P_ARC:
+			h = ref_arc_access(&ra, t[i], &e);
+			break;
+		default:
+			h = ref_lru2_access(&rl, t[i], &e);
+			break;
 		}
 		*ref_hits += h;
 		if (h != hit[i] || e != ev[i])

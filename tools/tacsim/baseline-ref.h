@@ -236,17 +236,20 @@ static inline int ref_arc_access(struct ref_arc *a, u64 x, int64_t *ev)
 	int i;
 
 	*ev = -1;
-	if ((i = ref_find(a->t1, a->nt1, x)) >= 0) {		/* case I */
+	i = ref_find(a->t1, a->nt1, x);
+	if (i >= 0) {					/* case I */
 		ref_remove_at(a->t1, &a->nt1, i);
 		a->t2[a->nt2++] = x;
 		return 1;
 	}
-	if ((i = ref_find(a->t2, a->nt2, x)) >= 0) {
+	i = ref_find(a->t2, a->nt2, x);
+	if (i >= 0) {
 		ref_remove_at(a->t2, &a->nt2, i);
 		a->t2[a->nt2++] = x;
 		return 1;
 	}
-	if ((i = ref_find(a->b1, a->nb1, x)) >= 0) {		/* case II */
+	i = ref_find(a->b1, a->nb1, x);
+	if (i >= 0) {					/* case II */
 		u32 d = a->nb1 >= a->nb2 ? 1 : a->nb2 / a->nb1;
 
 		a->p = a->p + d < a->c ? a->p + d : a->c;
@@ -256,7 +259,8 @@ static inline int ref_arc_access(struct ref_arc *a, u64 x, int64_t *ev)
 		a->t2[a->nt2++] = x;
 		return 0;
 	}
-	if ((i = ref_find(a->b2, a->nb2, x)) >= 0) {		/* case III */
+	i = ref_find(a->b2, a->nb2, x);
+	if (i >= 0) {					/* case III */
 		u32 d = a->nb2 >= a->nb1 ? 1 : a->nb1 / a->nb2;
 
 		a->p = a->p > d ? a->p - d : 0;

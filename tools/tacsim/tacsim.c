@@ -111,11 +111,25 @@ static bool parse_size(const char *s, u64 *v)
 	if (errno || end == s)
 		return false;
 	switch (*end) {
-	case 'k': case 'K': mult = 1ULL << 10; end++; break;
-	case 'm': case 'M': mult = 1ULL << 20; end++; break;
-	case 'g': case 'G': mult = 1ULL << 30; end++; break;
-	case 't': case 'T': mult = 1ULL << 40; end++; break;
+	case 'k':
+	case 'K':
+		mult = 1ULL << 10;
+		break;
+	case 'm':
+	case 'M':
+		mult = 1ULL << 20;
+		break;
+	case 'g':
+	case 'G':
+		mult = 1ULL << 30;
+		break;
+	case 't':
+	case 'T':
+		mult = 1ULL << 40;
+		break;
 	}
+	if (mult > 1)
+		end++;
 	if (mult > 1 && *end == 'i')
 		end++;
 	if (*end == 'b' || *end == 'B')

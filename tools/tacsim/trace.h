@@ -29,8 +29,10 @@ struct trace_rec {
 
 enum parse_result {
 	P_OK,		/* *rec filled */
-	P_SKIP,		/* valid line without a data request (header, flush,
-			 * other blkparse event, summary, comment) */
+	/* valid line without a data request (header, flush, other
+	 * blkparse event, summary, comment)
+	 */
+	P_SKIP,
 	P_BAD,		/* malformed: *why says how */
 };
 

@@ -427,9 +427,21 @@ static bool parse_size(const char *s, uint64_t *v)
 	if (errno || end == s || *s == '-')
 		return false;
 	switch (*end) {
-	case 'k': case 'K': *v *= KiB; end++; break;
-	case 'm': case 'M': *v *= MiB; end++; break;
-	case 'g': case 'G': *v *= GiB; end++; break;
+	case 'k':
+	case 'K':
+		*v *= KiB;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		*v *= MiB;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		*v *= GiB;
+		end++;
+		break;
 	}
 	return !*end;
 }
