@@ -59,7 +59,7 @@ struct trace {
 struct result {
 	const char *policy;
 	u64 accesses, reads, writes, hits, misses;
-	u64 admissions, evictions, bypasses;
+	u64 admissions, evictions, bypasses, invalidations;
 	u64 io_time_us;
 	u64 seq_requests, random_requests, seq_accesses, random_accesses;
 	u64 ram_bytes;
@@ -72,6 +72,13 @@ static bool cost_ssd_write_set;
 static const char *prog = "tacsim";
 static unsigned int max_reports = 20;
 static bool quiet;
+/*
+ * allocate: a write is a reference like a read (issue 3's replay mode).
+ * around: a write is not a reference; it goes to the disk (miss cost) and
+ * invalidates a cached copy (unmap + release: physical invalidation), as in
+ * dm-tac's write-around mode.
+ */
+static bool write_around;
 
 static void die(const char *fmt, ...)
 {
@@ -92,7 +99,8 @@ static void usage(FILE *f)
 "              --cache-size SIZE[,SIZE...] [--block-size 4096]\n"
 "              [--extent-size SIZE] [--format auto|blkparse|msr|spc|csv]\n"
 "              [--json] [--blkparse-event Q|C] [--param NAME=VALUE]...\n"
-"              [--cost-ssd-write US] [--max-errors N] [--quiet] TRACE...\n"
+"              [--cost-ssd-write US] [--write-mode allocate|around]\n"
+"              [--max-errors N] [--quiet] TRACE...\n"
 "SIZE takes K, M, G or T (powers of 1024).  TRACE files may be gzipped;\n"
 "several are replayed one after another as one stream.  --param sets a\n"
 "TAC tunable (struct tac_params field name), e.g. --param aging_period=\n"
@@ -415,7 +423,11 @@ static u64 *next_uses(const struct trace *t)
 				key[k] = b;
 				used++;
 			}
-			val[k] = a;
+			/*
+			 * Write-around: a write is no use of the cached copy
+			 * but its end, so what precedes it sees no next use.
+			 */
+			val[k] = write_around && t->r[i].write ? OPT_NEVER : a;
 		}
 	}
 	free(key);
@@ -464,7 +476,7 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 	const u64 c_admit = cost_ssd_write_us;
 	struct tac_policy_stats st;
 	u64 i, a = 0, hits = 0, admits = 0, evicts = 0, time_us = 0;
-	u64 seq_req = 0, seq_acc = 0, reads = 0, mismatch = 0;
+	u64 seq_req = 0, seq_acc = 0, reads = 0, mismatch = 0, inval = 0;
 	double t0;
 
 	if (!p)
@@ -494,6 +506,15 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 			tac_oblock_t ev;
 			int ret;
 
+			if (write_around && r->write) {
+				time_us += c_miss;
+				if (!p->ops->lookup(p, to_oblock(b), &cb, false)) {
+					p->ops->unmap(p, cb);
+					p->ops->release(p, cb);
+					inval++;
+				}
+				continue;
+			}
 			if (next)
 				opt_policy_next_use(p, next[a]);
 			if (!p->ops->lookup(p, to_oblock(b), &cb, true)) {
@@ -520,6 +541,7 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 	res->admissions = admits;
 	res->evictions = evicts;
 	res->bypasses = st.bypasses;
+	res->invalidations = inval;
 	res->io_time_us = time_us;
 	res->seq_requests = seq_req;
 	res->random_requests = t->nr - seq_req;
@@ -572,6 +594,7 @@ static void print_json(const struct trace *t, const char *format,
 	       "\"hits\":%" PRIu64 ",\"misses\":%" PRIu64 ","
 	       "\"hit_ratio\":%.6f,\"admissions\":%" PRIu64 ","
 	       "\"evictions\":%" PRIu64 ",\"bypasses\":%" PRIu64 ","
+	       "\"invalidations\":%" PRIu64 ",\"write_mode\":\"%s\","
 	       "\"io_time_ms\":%.3f,"
 	       "\"seq_requests\":%" PRIu64 ",\"random_requests\":%" PRIu64 ","
 	       "\"seq_accesses\":%" PRIu64 ",\"random_accesses\":%" PRIu64 ","
@@ -584,8 +607,8 @@ static void print_json(const struct trace *t, const char *format,
 	       (u64)nr_blocks * bs, params.extent_blocks, t->nr, r->accesses,
 	       r->reads, r->writes, r->hits, r->misses,
 	       r->accesses ? (double)r->hits / r->accesses : 0.0,
-	       r->admissions, r->evictions, r->bypasses,
-	       r->io_time_us / 1000.0, r->seq_requests, r->random_requests,
+	       r->admissions, r->evictions, r->bypasses, r->invalidations,
+	       write_around ? "around" : "allocate", r->io_time_us / 1000.0, r->seq_requests, r->random_requests,
 	       r->seq_accesses, r->random_accesses, t->malformed, t->skipped,
 	       r->ram_bytes, r->seconds,
 	       r->seconds > 0 ? r->accesses / r->seconds : 0.0,
@@ -639,6 +662,7 @@ int main(int argc, char **argv)
 		{ "cost-ssd-write", required_argument, NULL, 'W' },
 		{ "max-errors", required_argument, NULL, 'm' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "write-mode", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -737,6 +761,12 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case 'w':
+			if (!strcmp(optarg, "around"))
+				write_around = true;
+			else if (strcmp(optarg, "allocate"))
+				die("--write-mode is allocate or around");
 			break;
 		case 'h':
 			usage(stdout);
