@@ -343,6 +343,8 @@ static void __free_claim(struct tac *tac, u32 cb)
 
 	/* Rare: construction loads mappings before any release(). */
 	while (cur != cb) {
+		if (WARN_ON_ONCE(cur == TAC_NONE))
+			return;
 		prev = cur;
 		cur = tac->blocks[cur].next;
 	}
@@ -392,11 +394,12 @@ static void __age_tick(struct tac *tac)
  */
 static void __account(struct tac *tac, u64 ob, u32 nr, u32 cost)
 {
-	u32 extent_mask = tac->params.extent_blocks - 1;
+	u32 extent_blocks = tac->params.extent_blocks;
 
 	while (nr) {
 		u32 room = tac->params.aging_period - tac->in_epoch;
-		u32 run = min3(nr, room, extent_mask + 1 - (u32)(ob & extent_mask));
+		u32 left = extent_blocks - (u32)(ob & (extent_blocks - 1));
+		u32 run = min3(nr, room, left);
 
 		temp_add(&tac->temps, __extent_of(tac, ob), (u64)run * cost);
 		tac->in_epoch += run;
@@ -831,9 +834,9 @@ static int tac_load_mapping(struct tac_policy *p, tac_cblock_t cblock,
 	return 0;
 }
 
-static int tac_walk_extents(struct tac_policy *p,
-			    int (*fn)(void *ctx, const struct tac_extent_rec *r),
-			    void *ctx)
+typedef int (*tac_walk_fn)(void *ctx, const struct tac_extent_rec *r);
+
+static int tac_walk_extents(struct tac_policy *p, tac_walk_fn fn, void *ctx)
 {
 	return temp_walk(&to_tac(p)->temps, fn, ctx);
 }

@@ -86,9 +86,11 @@ static bool interleaved(u32 nr_scans, u32 rounds, u32 *wrong)
 	for (k = 0; k < rounds; k++) {
 		for (s = 0; s < nr_scans; s++) {
 			u64 base = (u64)s << 30;
-			bool seq = nr_scans <= 9 && k % 32 >= 2;
+			enum tac_class want = TAC_RANDOM;
 
-			if (one(base + k) != (seq ? TAC_SEQUENTIAL : TAC_RANDOM))
+			if (nr_scans <= 9 && k % 32 >= 2)
+				want = TAC_SEQUENTIAL;
+			if (one(base + k) != want)
 				(*wrong)++;
 		}
 	}
