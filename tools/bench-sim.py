@@ -215,7 +215,7 @@ def main():
     if speed:
         name, _, path = speed[0]
         size = (PGBENCH_SIZES if name == "pgbench" else SIZES).split(",")[0]
-        rates = []
+        rates, walls = [], []
         for _ in range(3):
             out = subprocess.run(
                 [TACSIM, "--policy", "tac", "--cache-size", size, "--json",
@@ -223,11 +223,15 @@ def main():
                 check=True, stdout=subprocess.PIPE, text=True).stdout
             r = json.loads(out.splitlines()[0])
             rates.append(r["accesses_per_sec"])
+            walls.append(r["accesses"] / r["sim_wall_seconds"])
         rates.sort()
-        print("== TAC speed: %.2f M accesses/s (median of 3 replays of %s, "
-              "%d accesses, cache %s; goal >= 2 M/s: %s)"
-              % (rates[1] / 1e6, name, r["accesses"], size,
+        walls.sort()
+        print("== TAC speed: %.2f M accesses per CPU second (wall clock "
+              "%.2f M/s on this shared machine), median of 3 replays of %s, "
+              "%d accesses, cache %s; goal >= 2 M/s: %s"
+              % (rates[1] / 1e6, walls[1] / 1e6, name, r["accesses"], size,
                  "met" if rates[1] >= 2e6 else "MISSED"))
+        print("   (the TAC Macc/s column above is per CPU second too)")
 
 
 if __name__ == "__main__":
