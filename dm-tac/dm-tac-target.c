@@ -191,10 +191,14 @@ static void tac_tunables_default(struct tac_tunables *t, u32 block_sectors)
 	t->commit_interval = 1000;
 }
 
-/* Track about 8 times as many extents as the cache can hold. */
+/*
+ * Track about 4 times as many extents as the cache can hold: enough to
+ * know the warm regions just outside the cache, at half a byte per cache
+ * block with the default extent size.
+ */
 static u32 tac_default_stats_extents(u32 nr_cblocks, u32 extent_blocks)
 {
-	u64 n = roundup_pow_of_two(max_t(u64, (u64)nr_cblocks * 8 /
+	u64 n = roundup_pow_of_two(max_t(u64, (u64)nr_cblocks * 4 /
 					 extent_blocks, 1));
 
 	return clamp_t(u64, n, 4096, 1U << 20);

@@ -149,25 +149,23 @@ dm_remove() {
 	local i
 	dmsetup info "$1" >/dev/null 2>&1 || return 0
 	for i in 1 2 3 4 5; do
-		dmsetup remove --noudevrules "$1" 2>/dev/null &&
-			{ dmsetup mknodes; return 0; }
+		dmsetup remove "$1" 2>/dev/null && return 0
 		udevadm settle 2>/dev/null
 		sleep 0.2
 	done
-	dmsetup remove --noudevrules --force "$1"
+	dmsetup remove --force "$1"
 }
 
 # tac_create NAME ORIGIN CACHE BLOCK_SIZE OPT_ARGS...: create a dm-tac
 # device over the whole origin; the optional arguments are counted here.
-# udev rules are off for it (dmsetup makes the node): no blkid probes
-# reading blocks behind the test's back.
+# Returns once udev's probes (blkid reads a few blocks) are done.
 tac_create() {
 	local name=$1 origin=$2 cache=$3 bs=$4
 	shift 4
-	dmsetup create --noudevrules "$name" --table \
+	dmsetup create "$name" --table \
 		"0 $(sectors "$origin") tac $origin $cache $bs $# $*" || return 1
 	at_exit "dm_remove '$name'"
-	dmsetup mknodes "$name"
+	udevadm settle 2>/dev/null
 }
 
 # tac_field NAME N: the Nth (1-based) word of the INFO status after the

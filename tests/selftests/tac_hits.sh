@@ -58,7 +58,7 @@ check_eq "64 KiB requests: still no origin reads" "$r0" "$(reads "$origin")"
 # Reads of part of a 4 KiB unit cannot be checked against its checksum:
 # the origin serves them (still counted as a miss, never wrong data).
 r0=$(reads "$origin")
-dd if="$dev" of=/dev/null bs=512 skip=$((1024 * 8 + 3)) count=2 iflag=direct status=none
+dd if="$dev" of=/dev/null bs=1k skip=$((1024 * 4 + 1)) count=1 iflag=direct status=none
 check_eq "a 1 KiB read inside a cached block is served by the origin" \
 	$((r0 + 1)) "$(reads "$origin")"
 check_eq "...and counted as a miss" 1001 "$(tac_field tachit 5)"
