@@ -11,6 +11,7 @@
 #   make check-vm        VM selftests on one kernel (KVER=6.1 by default)
 #   make tools           user-space tools (tacsim, tracegen)
 #   make bench-sim       trace-driven policy comparison
+#   make bench-micro     dm-tac's overhead against dm-linear, RAM per block
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 
@@ -35,7 +36,7 @@ ifndef KDIR
 endif
 KREL := $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 
-.PHONY: all module clean deps check check-unit check-vm demo tools bench-sim
+.PHONY: all module clean deps check check-unit check-vm demo tools bench-sim bench-micro
 
 all: module
 
@@ -68,6 +69,10 @@ check-vm: deps
 
 demo: deps
 	@qemu/vm --kernel $(or $(KVER),6.1) -- qemu/demo.sh
+
+# dm-tac's own overhead: hit path vs dm-linear, miss path, RAM per block.
+bench-micro: deps
+	@qemu/vm --kernel $(or $(KVER),6.1) --memory 3G -- tests/perf/micro.sh
 
 tools:
 	$(MAKE) -C tools
