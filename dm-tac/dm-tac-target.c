@@ -782,7 +782,12 @@ static void tac_submit_fill(struct tac_cache *c, struct tac_fill *f)
 			       f->oblock << c->block_shift);
 		f->bio->bi_end_io = tac_fill_read_endio;
 	} else {
-		tac_bio_crcs(c, f->bio, f->bio->bi_iter, c->units, f->crc);
+		/* After an origin read the bio's own iterator is spent. */
+		struct bvec_iter all = {
+			.bi_size = c->block_sectors << SECTOR_SHIFT,
+		};
+
+		tac_bio_crcs(c, f->bio, all, c->units, f->crc);
 		tac_fill_rebio(c, f, c->cache, REQ_OP_WRITE,
 			       tac_cblock_sector(c, f->cblock));
 		f->bio->bi_end_io = tac_fill_write_endio;

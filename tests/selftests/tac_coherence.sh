@@ -81,6 +81,8 @@ check_eq "promoted-and-discarded region reads as the origin does" \
 check_eq "the image reads back through the target" "$want" \
 	"$(dev_md5 "$dev" 0 16)"
 check_eq "no message was refused" "" "$(cat "$_scratch/messages.err")"
+check_eq "no cache error on healthy devices (checksums all match)" 0 \
+	"$(tac_field tacco 16)"
 # Read it twice more so part of it is served from the cache.
 dmsetup message tacco 0 mode writethrough
 dd if="$dev" of=/dev/null bs=64k count=256 iflag=direct status=none
@@ -95,5 +97,7 @@ check_ge "the re-created cache starts warm" 1 \
 	"$(tac_field tacco 2 | cut -d/ -f1)"
 check_eq "the image reads back through the re-created target" "$want" \
 	"$(dev_md5 "$dev" 0 16)"
+check_eq "...with no cache error (the saved checksums are right)" 0 \
+	"$(tac_field tacco 16)"
 
 tap_done
