@@ -16,7 +16,7 @@ dev=/dev/mapper/tacwarm
 N=2048
 
 dd if=/dev/urandom of="$origin" bs=1M count=64 oflag=direct status=none
-tac_create tacwarm "$origin" "$cache" 8 mode writethrough ||
+tac_create tacwarm "$origin" "$cache" 8 mode writethrough max_cache_inflight 65536 ||
 	ksft_skip "cannot create the device"
 dd if="$dev" of=/dev/null bs=4k count=$N iflag=direct status=none
 sleep 1
@@ -25,7 +25,7 @@ dm_remove tacwarm
 check_eq "removal leaves a clean superblock" True "$(sb_field "$cache" clean)"
 
 kmsg_mark
-tac_create tacwarm "$origin" "$cache" 8 mode writethrough
+tac_create tacwarm "$origin" "$cache" 8 mode writethrough max_cache_inflight 65536
 check_ge "the saved mappings are loaded" $N \
 	"$(tac_field tacwarm 2 | cut -d/ -f1)"
 dmsetup message tacwarm 0 reset_stats
@@ -52,7 +52,7 @@ dm_remove tacwarm
 map_start=$(sb_field "$cache" map_start)
 "$TACMETA" flip "$cache" $((map_start * 512 + 100)) 2
 kmsg_mark
-tac_create tacwarm "$origin" "$cache" 8 mode writethrough
+tac_create tacwarm "$origin" "$cache" 8 mode writethrough max_cache_inflight 65536
 kmsg_has "is damaged: starting cold" &&
 	tap_ok "a damaged map sector is detected and logged" ||
 	tap_fail "a damaged map sector is detected and logged" "$(dmesg | grep tac | tail -n 2)"
@@ -68,7 +68,7 @@ dm_remove tacwarm
 temp_start=$(sb_field "$cache" temp_start)
 "$TACMETA" flip "$cache" $((temp_start * 512 + 200)) 1
 kmsg_mark
-tac_create tacwarm "$origin" "$cache" 8 mode writethrough
+tac_create tacwarm "$origin" "$cache" 8 mode writethrough max_cache_inflight 65536
 kmsg_has "temperatures start cold" &&
 	tap_ok "damaged temperatures are detected and logged" ||
 	tap_fail "damaged temperatures are detected and logged" "$(dmesg | grep tac | tail -n 2)"
@@ -80,7 +80,7 @@ dm_remove tacwarm
 cur=$("$TACMETA" dump "$cache" | python3 -c 'import json,sys; print(json.load(sys.stdin)["current"])')
 "$TACMETA" set "$cache" "$cur" flags=0
 kmsg_mark
-tac_create tacwarm "$origin" "$cache" 8 mode writethrough
+tac_create tacwarm "$origin" "$cache" 8 mode writethrough max_cache_inflight 65536
 kmsg_has "unclean shutdown: clean blocks dropped" &&
 	tap_ok "an unclean stop drops the cached blocks (logged)" ||
 	tap_fail "an unclean stop drops the cached blocks (logged)" "$(dmesg | grep tac | tail -n 2)"
