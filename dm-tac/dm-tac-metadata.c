@@ -31,7 +31,7 @@
 #define TAC_PAGE_HDR		48
 #define TAC_TEMP_RECS		((TAC_MD_BLOCK - TAC_PAGE_HDR) / 16)
 #define TAC_TEMP_MIN_RECS	1024U
-#define TAC_TEMP_MAX_RECS	(1U << 20)
+#define TAC_TEMP_MAX_RECS	BIT(20)
 #define TAC_TEMP_MAGIC		0x504d5443415444ULL	/* "DTACTMP" */
 
 /* Mapping entry: origin block << 3 | nocrc << 2 | dirty << 1 | valid. */
@@ -362,11 +362,11 @@ static int tac_md_write_empty_maps(struct tac_cache *c)
 			for (sct = 0; sct < TAC_MD_SECTORS; sct++) {
 				void *sec = buf + i * TAC_MD_BLOCK +
 					    sct * SECTOR_SIZE;
+				u32 index = (p + i) * TAC_MD_SECTORS + sct;
 
-				*(__le32 *)(sec + 4) = cpu_to_le32(
-					(p + i) * TAC_MD_SECTORS + sct);
-				*(__le32 *)sec = cpu_to_le32(
-					tac_sector_csum(c, sec));
+				*(__le32 *)(sec + 4) = cpu_to_le32(index);
+				*(__le32 *)sec =
+					cpu_to_le32(tac_sector_csum(c, sec));
 			}
 		}
 		r = tac_md_io(c, REQ_OP_WRITE | REQ_SYNC,
@@ -743,11 +743,13 @@ static void tac_md_load_temps(struct tac_cache *c)
 		struct tac_disk_temp *rec = block + TAC_PAGE_HDR;
 		u32 count = le32_to_cpu(((struct tac_disk_page *)block)->count);
 
-		for (i = 0; i < count; i++)
-			if (!c->policy->ops->load_extent(c->policy,
-				to_extent(le64_to_cpu(rec[i].extent)),
-				le32_to_cpu(rec[i].temp)))
+		for (i = 0; i < count; i++) {
+			tac_extent_t e = to_extent(le64_to_cpu(rec[i].extent));
+
+			if (!c->policy->ops->load_extent(c->policy, e,
+							 le32_to_cpu(rec[i].temp)))
 				loaded++;
+		}
 	}
 	spin_unlock_irq(&c->lock);
 out:
@@ -915,7 +917,6 @@ static int __tac_md_open(struct tac_cache *c, u32 block_sectors,
 
 	if (format || v[0] == SB_EMPTY)
 		goto do_format;
-
 
 	if (best < 0) {
 		if (v[0] == SB_BAD_CSUM || v[1] == SB_BAD_CSUM) {

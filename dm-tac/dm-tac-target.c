@@ -510,6 +510,7 @@ struct tac_split_mark {
 	struct dm_target *ti;
 	sector_t sector;
 };
+
 static DEFINE_PER_CPU(struct tac_split_mark, tac_split_mark);
 
 static struct tac_bio *tac_pb(struct bio *bio)
@@ -919,7 +920,7 @@ static int tac_map_read(struct dm_target *ti, struct tac_cache *c,
 	bool classify = !tac_is_remainder(ti, bio);
 	struct tac_fill *fills;
 	enum tac_lookup st;
-	bool dirty;
+	bool dirty, aligned;
 	u64 b;
 	u32 cb;
 
@@ -934,13 +935,13 @@ retry:
 	if (dirty && !__tac_pinnable(c, cb)) {
 		/* Thousands of I/Os on one dirty block: wait for a pin. */
 		spin_unlock_irq(&c->lock);
-		msleep(1);
+		usleep_range(1000, 2000);
 		goto retry;
 	}
+	aligned = tac_units_aligned(c, start,
+				    min_t(sector_t, end, (b0 + 1) << c->block_shift));
 	if (dirty || (st == LK_VALID && c->mode != TAC_MODE_PASSTHROUGH &&
-		      __tac_pinnable(c, cb) &&
-		      tac_units_aligned(c, start, min_t(sector_t, end,
-				(b0 + 1) << c->block_shift)))) {
+		      __tac_pinnable(c, cb) && aligned)) {
 		/*
 		 * A hit: one block, to its place on the cache device.  Dirty
 		 * data exists only there: it is read there in every mode.
@@ -1093,11 +1094,11 @@ retry:
 	classify = false;
 	st = __lookup(c, b0, &cb);
 	dirty = st == LK_VALID && __is_dirty(c, cb);
-	aligned = tac_units_aligned(c, start, min_t(sector_t, end,
-					(b0 + 1) << c->block_shift));
+	aligned = tac_units_aligned(c, start,
+				    min_t(sector_t, end, (b0 + 1) << c->block_shift));
 	if (dirty && !__tac_pinnable(c, cb)) {
 		spin_unlock_irq(&c->lock);
-		msleep(1);
+		usleep_range(1000, 2000);
 		goto retry;
 	}
 
@@ -1327,9 +1328,9 @@ static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 
 	if (pb->dirty) {
 		/* The only copy: its loss is an error, never stale data. */
-		if (*error)
+		if (*error) {
 			__tac_fail(c, "a dirty block could not be read");
-		else if (mismatch && !racy) {
+		} else if (mismatch && !racy) {
 			*error = BLK_STS_IOERR;
 			__tac_fail(c, "a dirty block failed its checksum");
 		}
@@ -1595,8 +1596,9 @@ static int tac_cache_build(struct tac_cache *c, struct tac_c *tc)
 	c->nr_cblocks = c->md.geo.nr_cblocks;
 	c->tun = tc->tun;
 	if (!(c->tun.given & BIT(OPT_STATS_EXTENTS)))
-		c->tun.policy.stats_extents = tac_default_stats_extents(
-			c->nr_cblocks, c->tun.policy.extent_blocks);
+		c->tun.policy.stats_extents =
+			tac_default_stats_extents(c->nr_cblocks,
+						  c->tun.policy.extent_blocks);
 	tc->tun.policy.stats_extents = c->tun.policy.stats_extents;
 	if (tac_params_check(&c->tun.policy, c->nr_cblocks, &why)) {
 		DMERR("%s", why);

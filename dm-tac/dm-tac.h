@@ -115,7 +115,7 @@ struct tac_tunables {
  * See "Coherence" in dm-tac-target.c.
  */
 #define TAC_WTRACK_BITS	14
-#define TAC_WTRACK_SIZE	(1U << TAC_WTRACK_BITS)
+#define TAC_WTRACK_SIZE	BIT(TAC_WTRACK_BITS)
 
 struct tac_wtrack {
 	u32 inflight;
