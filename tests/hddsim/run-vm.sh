@@ -9,7 +9,7 @@
 # Environment: RUNTIME (seconds per fio job, default 12), QUICK=1 (three
 # calibration jobs only), OUT (results directory, default
 # out/<release>-<date>, git-ignored), VNG (path to vng), MEMORY (1G),
-# KVM=1 to use /dev/kvm instead of TCG.
+# CPUS (2), KVM=1 to use /dev/kvm instead of TCG.
 
 set -eu
 
@@ -45,7 +45,8 @@ echo "host: $(nproc) CPUs, $(uptime)" | tee "$out/host.txt"
 # guest falls back to the HPET, an emulated MMIO read on every clock call.
 set +e
 PATH=$(dirname "$vng"):$PATH "$vng" -r "$kimg" $kvm \
-	--memory "${MEMORY:-1G}" --cpus 2 --append tsc=reliable --rwdir "$out" \
+	--memory "${MEMORY:-1G}" --cpus "${CPUS:-2}" --append tsc=reliable \
+	--rwdir "$out" \
 	--exec "bash $HERE/validate.sh $build/dm-hddsim.ko $out ${RUNTIME:-12} ${QUICK:+quick}" \
 	2>&1 | tee "$out/validate.log"
 rc=${PIPESTATUS[0]}
