@@ -206,8 +206,8 @@ static void __hddsim_schedule(struct hddsim_c *hc, struct hddsim_io *io,
 	 * late, and at queue depth 1 that would add to every request.  The
 	 * start moves back by at most the idle time (one request at a time)
 	 * and the service time (never due before it arrived); the rest is
-	 * kept for the next ones, so a long timer stall is repaid in full.
-	 * Time lost to a backing device or a host slower than the model
+	 * kept, up to a limit, and repaid as later requests find the disk
+	 * idle.  Time lost to a backing device or a host slower than the model
 	 * (overruns) is not credited, or the clock would drift behind real
 	 * time and hand the debt to later requests.
 	 */
