@@ -8,7 +8,7 @@
 # DISCARD reach the origin (its request-based disk statistics count them).
 
 . "$(dirname "$0")/lib.sh"
-require dmsetup fio losetup blkdiscard python3
+require dmsetup fio losetup blkdiscard
 
 scratch_dev origin 64 || ksft_skip "no loop devices"
 scratch_dev cache 16

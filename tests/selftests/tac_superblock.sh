@@ -7,7 +7,7 @@
 # state is recorded, and table reloads share the live cache.
 
 . "$(dirname "$0")/lib.sh"
-require dmsetup losetup python3
+require dmsetup losetup
 
 scratch_dev origin 16 || ksft_skip "no loop devices"
 scratch_dev cache 8
@@ -57,7 +57,7 @@ fi
 dm_remove tacsb
 
 # Unclean shutdown: pretend the last run never finished.
-cur=$("$TACMETA" dump "$cache" | python3 -c 'import json,sys; print(json.load(sys.stdin)["current"])')
+cur=$(sb_slot "$cache")
 "$TACMETA" set "$cache" "$cur" flags=0
 kmsg_mark
 tac_create tacsb "$origin" "$cache" 8 mode passthrough
@@ -67,7 +67,7 @@ kmsg_has "last shutdown unclean" &&
 dm_remove tacsb
 
 # One damaged slot: the other (older but valid) slot is used.
-cur=$("$TACMETA" dump "$cache" | python3 -c 'import json,sys; print(json.load(sys.stdin)["current"])')
+cur=$(sb_slot "$cache")
 "$TACMETA" flip "$cache" $((cur * 4096 + 300)) 1
 kmsg_mark
 if tac_create tacsb "$origin" "$cache" 8 mode passthrough; then

@@ -8,7 +8,7 @@
 # an unclean stop drops the cached blocks.  Never wrong data.
 
 . "$(dirname "$0")/lib.sh"
-require dmsetup losetup python3
+require dmsetup losetup
 
 scratch_dev origin 64 || ksft_skip "no loop devices"
 scratch_dev cache 16
@@ -77,7 +77,7 @@ check_ge "...while the mappings still load" $N \
 dm_remove tacwarm
 
 # Unclean stop: the write-through contents are dropped.
-cur=$("$TACMETA" dump "$cache" | python3 -c 'import json,sys; print(json.load(sys.stdin)["current"])')
+cur=$(sb_slot "$cache")
 "$TACMETA" set "$cache" "$cur" flags=0
 kmsg_mark
 tac_create tacwarm "$origin" "$cache" 8 mode writethrough max_cache_inflight 65536

@@ -10,7 +10,7 @@
 # overrides); a failing cache returns errors, never stale data.
 
 . "$(dirname "$0")/lib.sh"
-require dmsetup losetup fio python3
+require dmsetup losetup fio
 
 scratch_dev origin 64 || ksft_skip "no loop devices"
 scratch_dev cache 16
@@ -131,7 +131,7 @@ sync
 dd if=/dev/zero of="$dev" bs=4k count=1 seek=4000 oflag=direct conv=fsync status=none
 d=$(dirty)
 dm_remove tacwb
-cur=$("$TACMETA" dump "$cache" | python3 -c 'import json,sys; print(json.load(sys.stdin)["current"])')
+cur=$(sb_slot "$cache")
 "$TACMETA" set "$cache" "$cur" flags=0
 kmsg_mark
 tac_create tacwb "$origin" "$cache" 8 mode writeback clean_idle_ms 0 dirty_threshold 90
