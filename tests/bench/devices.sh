@@ -1,0 +1,325 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Device setup for the benchmark, sourced by guest.sh inside the VM.
+#
+#   origin_reset [IMAGE [SEEK_SECTORS]]  fresh origin, optionally holding
+#                                        IMAGE at SEEK_SECTORS
+#   cache_reset                          zero the cache region
+#   ct_setup CONTENDER                   build the device under test: $DEV
+#   ct_counters                          "<read hits> <read misses>" or "- -"
+#   ct_status                            the contender's raw status
+#   ct_teardown                          remove everything ct_setup made
+#
+# Layout, all sizes from config.sh:
+#   origin   /dev/mapper/bench-origin: the HDD model (or its stand-in) over
+#            /dev/ram0, a brd RAM disk of ORIGIN_MB re-created for every
+#            cell, so no contender sees another's writes
+#   NVMe     /dev/nvme0n1 (or /dev/ram1 with CACHE_KIND=brd):
+#            [0, ORIGIN_MB)                 bench-fast: "NVMe alone"
+#            [ORIGIN_MB, +META_MB+CACHE_MB) bench-cache: the cache region
+#   dm-cache splits bench-cache into bench-cmeta (META_MB) and bench-cdata.
+
+BENCH_PFX=bench
+
+sectors_of_mb() {
+	echo $(($1 * 2048))
+}
+
+note() {
+	echo "bench: $*" >&2
+}
+
+dm_rm() {
+	local i
+	dmsetup info "$1" >/dev/null 2>&1 || return 0
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		dmsetup remove "$1" 2>/dev/null && return 0
+		udevadm settle 2>/dev/null
+		sleep 0.3
+	done
+	dmsetup remove --force "$1"
+}
+
+# ------------------------------------------------------------------
+# The origin.  Everything about the HDD model is in this one function and
+# origin_table(): a better model drops in here.
+
+origin_model() {
+	case $ORIGIN_MODEL in
+	auto)
+		# guest.sh loads dm-hddsim.ko when the tree has it.
+		if dmsetup targets | grep -qw hddsim; then
+			echo hddsim
+		else
+			echo delay
+		fi
+		;;
+	*) echo "$ORIGIN_MODEL" ;;
+	esac
+}
+
+# origin_table BACKING: the dm table line of the origin
+origin_table() {
+	local len
+	len=$(sectors_of_mb "$ORIGIN_MB")
+	case $(origin_model) in
+	hddsim)
+		# hddsim <backing_dev> <#opt_args> [<key> <value>]...
+		set -- $HDDSIM_ARGS
+		echo "0 $len hddsim $BACKING $# $*"
+		;;
+	delay)
+		# delay <dev> <offset> <delay_ms>: every bio waits DELAY_MS
+		echo "0 $len delay $BACKING 0 $DELAY_MS"
+		;;
+	*)
+		note "unknown ORIGIN_MODEL '$ORIGIN_MODEL'"
+		return 1
+		;;
+	esac
+}
+
+# origin_reset [IMAGE [SEEK_SECTORS]]
+origin_reset() {
+	local image=${1:-} seek=${2:-0} table
+	dm_rm "$BENCH_PFX-origin"
+	# A new brd is all zeroes and holds no memory until written.
+	if grep -q '^brd ' /proc/modules; then
+		rmmod brd || { note "cannot unload brd"; return 1; }
+	fi
+	modprobe brd rd_nr=$([ "$CACHE_KIND" = brd ] && echo 2 || echo 1) \
+		rd_size=$((ORIGIN_MB * 1024)) max_part=0 || return 1
+	BACKING=/dev/ram0
+	if [ -n "$image" ]; then
+		# Only the image's data: holes stay unallocated in brd.
+		dd if="$image" of="$BACKING" bs=4M oflag=direct,seek_bytes \
+			seek=$((seek * 512)) conv=sparse,nocreat status=none || return 1
+	fi
+	table=$(origin_table) || return 1
+	dmsetup create "$BENCH_PFX-origin" --table "$table" || return 1
+	ORIGIN=/dev/mapper/$BENCH_PFX-origin
+}
+
+# ------------------------------------------------------------------
+# The fast device: "NVMe alone" region and cache region.
+
+fast_dev() {
+	case $CACHE_KIND in
+	nvme)
+		[ -b /dev/nvme0n1 ] || { note "no /dev/nvme0n1"; return 1; }
+		echo /dev/nvme0n1
+		;;
+	brd) echo /dev/ram1 ;;
+	*) note "unknown CACHE_KIND '$CACHE_KIND'"; return 1 ;;
+	esac
+}
+
+cache_reset() {
+	local fd olen clen
+	fd=$(fast_dev) || return 1
+	dm_rm "$BENCH_PFX-cache"
+	dm_rm "$BENCH_PFX-fast"
+	olen=$(sectors_of_mb "$ORIGIN_MB")
+	clen=$(sectors_of_mb $((META_MB + CACHE_MB)))
+	dmsetup create "$BENCH_PFX-fast" --table "0 $olen linear $fd 0" &&
+	dmsetup create "$BENCH_PFX-cache" --table "0 $clen linear $fd $olen" ||
+		return 1
+	FAST=/dev/mapper/$BENCH_PFX-fast
+	CACHE=/dev/mapper/$BENCH_PFX-cache
+	# Zero the whole cache region: no superblock, journal or bitmap of a
+	# previous contender survives.
+	dd if=/dev/zero of="$CACHE" bs=1M count=$((META_MB + CACHE_MB)) \
+		oflag=direct status=none
+}
+
+# ------------------------------------------------------------------
+# Contenders.  ct_setup sets CT (the contender's name), DEV (the device to
+# benchmark) and CT_KIND; it returns 2 for "skipped, see the note".
+
+CT=
+CT_KIND=
+DEV=
+BCACHE=
+CT_NOTE=
+
+ct_setup() {
+	CT=$1
+	CT_NOTE=
+	case $CT in
+	hdd) CT_KIND=bare; DEV=$ORIGIN ;;
+	nvme) CT_KIND=bare; DEV=$FAST ;;
+	tac-*) ct_tac_setup "${CT#tac-}" ;;
+	dmcache-wt) ct_dmcache_setup writethrough ;;
+	dmcache-wb) ct_dmcache_setup writeback ;;
+	bcache-wt) ct_bcache_setup writethrough ;;
+	bcache-wb) ct_bcache_setup writeback ;;
+	writecache) ct_writecache_setup ;;
+	*) CT_NOTE="unknown contender"; return 2 ;;
+	esac
+}
+
+ct_tac_setup() {
+	local mode=$1 len err
+	CT_KIND=tac
+	len=$(sectors_of_mb "$ORIGIN_MB")
+	dmesg -C 2>/dev/null
+	if ! err=$(dmsetup create "$BENCH_PFX-tac" --table \
+		"0 $len tac $ORIGIN $CACHE $TAC_BLOCK 3 mode $mode format" 2>&1); then
+		CT_NOTE="dm-tac rejected mode $mode: $(dmesg | grep -i 'tac' |
+			tail -n 1 | sed 's/^\[[^]]*\] *//') ${err##*: }"
+		return 2
+	fi
+	DEV=/dev/mapper/$BENCH_PFX-tac
+}
+
+ct_dmcache_setup() {
+	local feat=$1 len mlen
+	CT_KIND=dmcache
+	len=$(sectors_of_mb "$ORIGIN_MB")
+	mlen=$(sectors_of_mb "$META_MB")
+	dmsetup create "$BENCH_PFX-cmeta" --table "0 $mlen linear $CACHE 0" &&
+	dmsetup create "$BENCH_PFX-cdata" --table \
+		"0 $(sectors_of_mb "$CACHE_MB") linear $CACHE $mlen" &&
+	dmsetup create "$BENCH_PFX-dmcache" --table "0 $len cache \
+/dev/mapper/$BENCH_PFX-cmeta /dev/mapper/$BENCH_PFX-cdata $ORIGIN \
+$DMCACHE_BLOCK 1 $feat smq 0" || { CT_NOTE="dm-cache setup failed"; return 1; }
+	DEV=/dev/mapper/$BENCH_PFX-dmcache
+}
+
+# bcache: the backing device is the origin with bcache's 8 KiB superblock
+# area in front (data offset 16 sectors), so its device is 8 KiB shorter.
+BCACHE_DATA_OFFSET=16
+
+ct_bcache_setup() {
+	local mode=$1 cset b i odev
+	CT_KIND=bcache
+	modprobe bcache 2>/dev/null
+	[ -w /sys/fs/bcache/register ] || { CT_NOTE="no bcache module"; return 2; }
+	cset=$(cat /proc/sys/kernel/random/uuid)
+	# Both devices were zeroed (origin_reset, cache_reset): nothing to wipe.
+	make-bcache --data-offset "$BCACHE_DATA_OFFSET" -B "$ORIGIN" >/dev/null &&
+	make-bcache --cset-uuid "$cset" -C "$CACHE" >/dev/null ||
+		{ CT_NOTE="make-bcache failed"; return 1; }
+	echo "$CACHE" > /sys/fs/bcache/register 2>/dev/null
+	echo "$ORIGIN" > /sys/fs/bcache/register 2>/dev/null
+	odev=$(basename "$(readlink -f "$ORIGIN")")
+	for i in $(seq 50); do
+		[ -e "/sys/block/$odev/bcache/dev" ] && break
+		sleep 0.2
+	done
+	BCACHE=$(basename "$(readlink -f "/sys/block/$odev/bcache/dev")")
+	[ -n "$BCACHE" ] && [ -b "/dev/$BCACHE" ] ||
+		{ CT_NOTE="bcache device did not appear"; return 1; }
+	b=/sys/block/$BCACHE/bcache
+	if [ ! -e /sys/fs/bcache/"$cset" ]; then
+		CT_NOTE="cache set $cset not registered"
+		return 1
+	fi
+	[ -e "$b/cache" ] || echo "$cset" > "$b/attach"
+	echo "$mode" > "$b/cache_mode"
+	# The congestion tracker bypasses the cache when its latency exceeds
+	# 2 ms (reads) or 20 ms (writes); emulated NVMe under TCG crosses that
+	# for reasons no real SSD has, so it is off (bcache.rst, "Troubleshooting
+	# performance").  sequential_cutoff, its scan filter, stays at 4M.
+	echo 0 > /sys/fs/bcache/"$cset"/congested_read_threshold_us
+	echo 0 > /sys/fs/bcache/"$cset"/congested_write_threshold_us
+	BCACHE_CSET=$cset
+	DEV=/dev/$BCACHE
+}
+
+ct_writecache_setup() {
+	local len
+	CT_KIND=writecache
+	len=$(sectors_of_mb "$ORIGIN_MB")
+	dmsetup create "$BENCH_PFX-wc" --table \
+		"0 $len writecache s $ORIGIN $CACHE $WRITECACHE_BLOCK 0" ||
+		{ CT_NOTE="dm-writecache setup failed"; return 1; }
+	DEV=/dev/mapper/$BENCH_PFX-wc
+}
+
+# ct_counters: cumulative "<read hits> <read misses>" of the running
+# contender, as the target counts them (units differ, see README.md).
+ct_counters() {
+	local s b
+	case $CT_KIND in
+	tac)
+		# <block_size> <used>/<total> <dirty> <read_hits> <read_misses> ...
+		dmsetup status "$BENCH_PFX-tac" | awk '{ print $7, $8 }'
+		;;
+	dmcache)
+		# ... <#read hits> <#read misses>: words 5 and 6 after "cache"
+		dmsetup status "$BENCH_PFX-dmcache" | awk '{ print $8, $9 }'
+		;;
+	bcache)
+		# Bypassed reads (sequential cutoff) count: a bypassed hit is a
+		# hit, a bypassed miss a miss.
+		b=/sys/block/$BCACHE/bcache/stats_total
+		echo $(($(cat $b/cache_hits) + $(cat $b/cache_bypass_hits))) \
+		     $(($(cat $b/cache_misses) + $(cat $b/cache_bypass_misses)))
+		;;
+	writecache)
+		# <error> <blocks> <free> <writeback> <reads> <read hits> ...
+		# (the counters exist since Linux 5.17)
+		s=$(dmsetup status "$BENCH_PFX-wc")
+		set -- $s
+		if [ $# -ge 9 ]; then
+			echo "$9" $(($8 - $9))
+		else
+			echo - -
+		fi
+		;;
+	*) echo - - ;;
+	esac
+}
+
+ct_status() {
+	case $CT_KIND in
+	tac) dmsetup status "$BENCH_PFX-tac" ;;
+	dmcache) dmsetup status "$BENCH_PFX-dmcache" ;;
+	writecache) dmsetup status "$BENCH_PFX-wc" ;;
+	bcache)
+		local b=/sys/block/$BCACHE/bcache
+		echo "state=$(cat $b/state) dirty=$(cat $b/dirty_data)" \
+		     "hits=$(cat $b/stats_total/cache_hits)" \
+		     "misses=$(cat $b/stats_total/cache_misses)" \
+		     "bypass_hits=$(cat $b/stats_total/cache_bypass_hits)" \
+		     "bypass_misses=$(cat $b/stats_total/cache_bypass_misses)" \
+		     "bypassed=$(cat $b/stats_total/bypassed)"
+		;;
+	*) echo - ;;
+	esac
+	echo "origin: $(dmsetup status "$BENCH_PFX-origin" 2>/dev/null)"
+}
+
+ct_teardown() {
+	local i
+	case $CT_KIND in
+	bcache)
+		if [ -n "$BCACHE" ] && [ -e "/sys/block/$BCACHE/bcache/stop" ]; then
+			echo 1 > "/sys/block/$BCACHE/bcache/stop"
+		fi
+		if [ -n "${BCACHE_CSET:-}" ] && [ -e "/sys/fs/bcache/$BCACHE_CSET" ]; then
+			echo 1 > "/sys/fs/bcache/$BCACHE_CSET/stop"
+		fi
+		for i in $(seq 100); do
+			if [ -n "$BCACHE" ] && [ -e "/sys/block/$BCACHE" ]; then
+				sleep 0.2
+			elif [ -n "${BCACHE_CSET:-}" ] &&
+			     [ -e "/sys/fs/bcache/$BCACHE_CSET" ]; then
+				sleep 0.2
+			else
+				break
+			fi
+		done
+		BCACHE=
+		BCACHE_CSET=
+		;;
+	esac
+	dm_rm "$BENCH_PFX-tac"
+	dm_rm "$BENCH_PFX-dmcache"
+	dm_rm "$BENCH_PFX-cmeta"
+	dm_rm "$BENCH_PFX-cdata"
+	dm_rm "$BENCH_PFX-wc"
+	CT_KIND=
+	DEV=
+}

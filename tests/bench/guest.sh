@@ -1,0 +1,356 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The guest half of the benchmark: runs inside the VM that bench.sh boots,
+# as root, with dm-mod, dm-tac and (when the tree has it) dm-hddsim loaded.
+#
+#   tests/bench/guest.sh OUTDIR
+#
+# OUTDIR (shared with the host) holds bench.env, written by bench.sh with
+# the run's settings.  For every contender and workload ("cell") this
+# script builds fresh devices, runs the warm-up phase, then the measured
+# phase, sampling the contender's hit counters every SAMPLE_SEC, and tears
+# everything down.  It leaves raw results only; report.py makes tables.
+#
+# OUTDIR/
+#   guest-info.txt  kernel, CPUs, memory, tool versions
+#   notes.txt       skipped contenders and cells, failures, with reasons
+#   events.tsv      <epoch> <contender> <workload> <phase> <what>
+#   <contender>/<workload>.json           measured phase, fio JSON
+#   <contender>/<workload>.warmup.json    warm-up phase, fio JSON
+#   <contender>/<workload>.counters       hit counters: "<phase> <hits> <misses>"
+#                                         at start, after warm-up, at end
+#   <contender>/<workload>.samples        "<epoch> <phase> <hits> <misses>"
+#   <contender>/<workload>.status         contender status at each step
+#   <contender>/pgbench.txt, pgbench.warmup.txt, pgbench.log (per
+#                   transaction: client, n, latency us, script, epoch, us)
+#   <contender>/blktrace/  binary blktrace of dm-tac's pgbench run
+
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+OUT=${1:?usage: guest.sh OUTDIR}
+[ -r "$OUT/bench.env" ] && . "$OUT/bench.env"
+. "$HERE/config.sh"
+. "$HERE/devices.sh"
+
+PG_PORT=5499
+PG_SOCK=/tmp/bench-pgsock
+PG_MNT=/tmp/bench-pg
+PG_CG=/sys/fs/cgroup/bench-pg
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+PHASE_FILE=/tmp/bench-phase
+T0=$(date +%s)
+
+log() {
+	printf '[%4ds] %s\n' $(($(date +%s) - T0)) "$*"
+}
+
+notes() {
+	log "NOTE: $*"
+	echo "$*" >> "$OUT/notes.txt"
+}
+
+event() {
+	echo "$(date +%s.%N) $*" >> "$OUT/events.tsv"
+}
+
+# ------------------------------------------------------------------
+# Sampling the contender's hit counters in the background.
+
+SAMPLER=
+
+sampler_start() {
+	local file=$1
+	(
+		while :; do
+			echo "$(date +%s.%N) $(cat $PHASE_FILE) $(ct_counters 2>/dev/null)"
+			sleep "$SAMPLE_SEC"
+		done
+	) >> "$file" 2>/dev/null &
+	SAMPLER=$!
+}
+
+sampler_stop() {
+	[ -n "$SAMPLER" ] || return 0
+	kill "$SAMPLER" 2>/dev/null
+	wait "$SAMPLER" 2>/dev/null
+	SAMPLER=
+}
+
+phase() {
+	echo "$1" > $PHASE_FILE
+	event "$CT $WL $1 start"
+}
+
+# counters_at FILE PHASE: append "<phase> <hits> <misses>" and the status
+counters_at() {
+	echo "$2 $(ct_counters)" >> "$1.counters"
+	{ echo "== $2 $(date +%s.%N)"; ct_status; } >> "$1.status" 2>&1
+}
+
+# ------------------------------------------------------------------
+# One cell: fresh devices, contender, phases, teardown.
+
+prepare_cell() {
+	local image=${1:-} seek=0 r
+	ct_teardown
+	case $CT in bcache-*) seek=$BCACHE_DATA_OFFSET ;; esac
+	origin_reset ${image:+"$image"} ${image:+$seek} || return 1
+	cache_reset || return 1
+	if [ -n "$image" ] && [ "$CT" = nvme ]; then
+		dd if="$image" of="$FAST" bs=4M oflag=direct conv=sparse,nocreat \
+			status=none || return 1
+	fi
+	ct_setup "$CT"
+	r=$?
+	[ $r = 0 ] || ct_teardown
+	return $r
+}
+
+run_fio() {
+	local job=$1 seed=$2 runtime=$3 out=$4
+	BENCH_DEV=$DEV BENCH_SEED=$seed BENCH_RUNTIME=$runtime \
+		timeout $((runtime + 120)) fio --output-format=json \
+		--output="$out" "$job" > /dev/null 2> "$out.err"
+	local r=$?
+	[ -s "$out.err" ] || rm -f "$out.err"
+	return $r
+}
+
+fio_cell() {
+	local job=$TOP/fio-jobs/$WL.fio base=$OUT/$CT/$WL w m
+	w=$(phase_time "$WL" warmup)
+	m=$(phase_time "$WL" measure)
+	[ -r "$job" ] || { notes "$CT/$WL: no job file $job"; return 1; }
+	: > "$base.counters"
+	: > "$base.status"
+	echo setup > $PHASE_FILE
+	sampler_start "$base.samples"
+	counters_at "$base" start
+	# Nothing to warm without a cache (the disk model keeps no state but
+	# its head position); caches all get the same warm-up.
+	if [ "$CT_KIND" != bare ] && [ "$w" -gt 0 ]; then
+		phase warmup
+		run_fio "$job" 1 "$w" "$base.warmup.json" ||
+			notes "$CT/$WL: warm-up fio failed ($(tail -n 1 "$base.warmup.json.err" 2>/dev/null))"
+	fi
+	counters_at "$base" warm
+	phase measure
+	if ! run_fio "$job" 2 "$m" "$base.json"; then
+		notes "$CT/$WL: fio failed ($(tail -n 1 "$base.json.err" 2>/dev/null))"
+	fi
+	counters_at "$base" end
+	event "$CT $WL measure end"
+	sampler_stop
+}
+
+# ------------------------------------------------------------------
+# pgbench on ext4 over the contender.
+
+pg() {
+	runuser -u postgres -- "$@"
+}
+
+pg_start() {
+	mkdir -p $PG_MNT
+	mount -o noatime "$DEV" $PG_MNT || return 1
+	install -d -o postgres -g postgres $PG_SOCK
+	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
+		echo +memory > /sys/fs/cgroup/cgroup.subtree_control
+	mkdir -p $PG_CG
+	echo "$PG_MEM" > $PG_CG/memory.max
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	# The server, and so its page cache, lives in the memory cgroup: the
+	# database cannot hide in guest RAM.
+	(echo $BASHPID > $PG_CG/cgroup.procs
+	 exec runuser -u postgres -- "$PGBIN/pg_ctl" -D $PG_MNT/pgdata -w -t 120 \
+		-l /tmp/bench-pg.log -o "-k $PG_SOCK -p $PG_PORT" start) > /dev/null
+}
+
+pg_stop() {
+	if [ -e $PG_MNT/pgdata/postmaster.pid ]; then
+		pg "$PGBIN/pg_ctl" -D $PG_MNT/pgdata -w -t 120 -m fast stop \
+			> /dev/null 2>&1
+	fi
+	cp /tmp/bench-pg.log "$OUT/$CT/postgres.log" 2>/dev/null
+	mountpoint -q $PG_MNT && umount $PG_MNT
+	rmdir $PG_CG 2>/dev/null
+	return 0
+}
+
+BT_PID=
+
+blktrace_start() {
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	rm -rf /tmp/bench-bt
+	mkdir -p /tmp/bench-bt
+	# Queue events only: the bios as ext4 submitted them to the target.
+	blktrace -d "$DEV" -a queue -D /tmp/bench-bt -o trace \
+		> /tmp/bench-bt.log 2>&1 &
+	BT_PID=$!
+	sleep 1
+}
+
+blktrace_stop() {
+	[ -n "$BT_PID" ] || return 0
+	kill -INT "$BT_PID" 2>/dev/null
+	wait "$BT_PID" 2>/dev/null
+	BT_PID=
+	mkdir -p "$OUT/$CT/blktrace"
+	cp /tmp/bench-bt/trace.blktrace.* /tmp/bench-bt.log "$OUT/$CT/blktrace/" 2>/dev/null
+}
+
+pgbench_run() {
+	local t=$1 out=$2
+	shift 2
+	(cd /tmp/bench-pglog &&
+	 timeout $((t + 300)) runuser -u postgres -- pgbench -h $PG_SOCK \
+		-p $PG_PORT -c "$PG_CLIENTS" -j 2 -M prepared -T "$t" "$@" bench) \
+		> "$out" 2>&1
+}
+
+pgbench_cell() {
+	local base=$OUT/$CT/pgbench w m r=0
+	w=$(phase_time pgbench warmup)
+	m=$(phase_time pgbench measure)
+	: > "$base.counters"
+	: > "$base.status"
+	echo setup > $PHASE_FILE
+	if ! pg_start; then
+		notes "$CT/pgbench: PostgreSQL did not start ($(tail -n 2 /tmp/bench-pg.log 2>/dev/null | tr '\n' ' '))"
+		pg_stop
+		return 1
+	fi
+	rm -rf /tmp/bench-pglog
+	install -d -o postgres -g postgres /tmp/bench-pglog
+	sampler_start "$base.samples"
+	[ "$CT_KIND" = tac ] && blktrace_start
+	counters_at "$base" start
+	if [ "$w" -gt 0 ]; then
+		phase warmup
+		pgbench_run "$w" "$base.warmup.txt" ||
+			notes "$CT/pgbench: warm-up failed ($(tail -n 1 "$base.warmup.txt"))"
+	fi
+	counters_at "$base" warm
+	phase measure
+	if ! pgbench_run "$m" "$base.txt" -P 5 -l --log-prefix=pgbench; then
+		notes "$CT/pgbench: pgbench failed ($(tail -n 1 "$base.txt"))"
+		r=1
+	fi
+	counters_at "$base" end
+	event "$CT pgbench measure end"
+	blktrace_stop
+	sampler_stop
+	cat /tmp/bench-pglog/pgbench.* > "$base.log" 2>/dev/null
+	pg_stop
+	return $r
+}
+
+# ------------------------------------------------------------------
+
+run_cell() {
+	local r image=
+	if [ "$WL" = pgbench ]; then
+		image=${PGIMAGE:-}
+		if [ -z "$image" ] || [ ! -b "$image" ]; then
+			notes "$CT/pgbench: no database image attached, skipped"
+			return 0
+		fi
+		[ -n "$PGBIN" ] || { notes "pgbench: PostgreSQL not installed"; return 0; }
+	fi
+	mkdir -p "$OUT/$CT"
+	log "$CT / $WL: setup"
+	event "$CT $WL setup start"
+	prepare_cell $image
+	r=$?
+	if [ $r != 0 ]; then
+		notes "$CT: skipped ($WL): ${CT_NOTE:-setup failed}"
+		return $r
+	fi
+	if [ "$WL" = pgbench ]; then
+		pgbench_cell
+	else
+		fio_cell
+	fi
+	event "$CT $WL teardown start"
+	ct_teardown
+	event "$CT $WL done"
+	log "$CT / $WL: done"
+	return 0
+}
+
+# probe_tac_modes: keep the tac-<mode> contenders the module accepts
+probe_tac_modes() {
+	local c out=() tac_asked=0 tac_ok=0 at=-1
+	for c in $CONTENDERS; do
+		case $c in
+		tac-*)
+			tac_asked=1
+			[ $at -ge 0 ] || at=${#out[@]}
+			CT=$c
+			if prepare_cell; then
+				tac_ok=1
+				out+=("$c")
+			else
+				notes "$c: skipped, ${CT_NOTE:-setup failed}"
+			fi
+			ct_teardown
+			;;
+		*) out+=("$c") ;;
+		esac
+	done
+	if [ $tac_asked = 1 ] && [ $tac_ok = 0 ]; then
+		CT=tac-passthrough
+		if prepare_cell; then
+			notes "no listed dm-tac mode is available: tac-passthrough runs in their place"
+			out=("${out[@]:0:$at}" tac-passthrough "${out[@]:$at}")
+		fi
+		ct_teardown
+	fi
+	CONTENDERS="${out[*]}"
+}
+
+main() {
+	local c
+	mkdir -p "$OUT"
+	: > "$OUT/notes.txt"
+	: > "$OUT/events.tsv"
+	{
+		echo "kernel: $(uname -r)"
+		echo "cpus: $(nproc)"
+		echo "memory: $(awk '/MemTotal/ { print $2 " kB" }' /proc/meminfo)"
+		echo "origin model: $(origin_model) ${HDDSIM_ARGS:-}"
+		echo "cache kind: $CACHE_KIND"
+		echo "fio: $(fio --version)"
+		echo "postgres: $("$PGBIN/postgres" --version 2>/dev/null)"
+		echo "modules: $(lsmod | awk 'NR > 1 && /^(dm_|bcache|brd)/ { printf "%s ", $1 }')"
+	} > "$OUT/guest-info.txt"
+	log "origin model $(origin_model), cache on $CACHE_KIND"
+	probe_tac_modes
+	echo "$CONTENDERS" > "$OUT/contenders.txt"
+	echo "$WORKLOADS" > "$OUT/workloads.txt"
+	log "contenders: $CONTENDERS"
+	log "workloads: $WORKLOADS"
+	for CT in $CONTENDERS; do
+		for WL in $WORKLOADS; do
+			if [ "$CT" = writecache ] &&
+			   echo " $WRITECACHE_SKIP " | grep -q " $WL "; then
+				notes "writecache/$WL: skipped, dm-writecache caches writes only and $WL has none"
+				continue
+			fi
+			run_cell
+		done
+	done
+	ct_teardown
+	dm_rm "$BENCH_PFX-cache"
+	dm_rm "$BENCH_PFX-fast"
+	dm_rm "$BENCH_PFX-origin"
+	log "all done"
+	event "- - all done"
+}
+
+main
