@@ -43,7 +43,9 @@
 : "${PG_CLIENTS:=8}"
 
 # Guest.
-: "${VM_MEMORY:=2560M}"
+# Guest RAM holds the RAM disks (origin copy-on-write store up to
+# ORIGIN_MB + 64, pristine database ~530 MiB) besides the system.
+: "${VM_MEMORY:=3G}"
 : "${VM_CPUS:=2}"
 
 # Status sampling period during every phase (seconds).

@@ -2,9 +2,11 @@
 #
 # Device setup for the benchmark, sourced by guest.sh inside the VM.
 #
-#   origin_reset [IMAGE [SEEK_SECTORS]]  fresh origin, optionally holding
-#                                        IMAGE at SEEK_SECTORS
-#   cache_reset                          zero the cache region
+#   backing_init [IMAGE]                 once: RAM disks, IMAGE as pristine data
+#   origin_reset [SHIFT]                 fresh origin: a new copy-on-write
+#                                        view of the pristine data, seen
+#                                        SHIFT sectors later (bcache)
+#   cache_reset                          wipe the cache region
 #   ct_setup CONTENDER                   build the device under test: $DEV
 #   ct_counters                          "<read hits> <read misses>" or "- -"
 #   ct_status                            the contender's raw status
@@ -12,8 +14,12 @@
 #
 # Layout, all sizes from config.sh:
 #   origin   /dev/mapper/bench-origin: the HDD model (or its stand-in) over
-#            /dev/ram0, a brd RAM disk of ORIGIN_MB re-created for every
-#            cell, so no contender sees another's writes
+#            bench-snap, a non-persistent dm-snapshot of the pristine data
+#            (brd /dev/ram1, loaded once: the pgbench image or zeroes) with
+#            its copy-on-write store on /dev/ram0.  A new snapshot for
+#            every cell is a fresh disk in no time, without copying the
+#            database again: no contender sees another's writes.  The
+#            snapshot works at RAM speed under the model's milliseconds.
 #   NVMe     /dev/nvme0n1 (or /dev/ram1 with CACHE_KIND=brd):
 #            [0, ORIGIN_MB)                 bench-fast: "NVMe alone"
 #            [ORIGIN_MB, +META_MB+CACHE_MB) bench-cache: the cache region
@@ -34,7 +40,6 @@ dm_rm() {
 	dmsetup info "$1" >/dev/null 2>&1 || return 0
 	for i in 1 2 3 4 5 6 7 8 9 10; do
 		dmsetup remove "$1" 2>/dev/null && return 0
-		udevadm settle 2>/dev/null
 		sleep 0.3
 	done
 	dmsetup remove --force "$1"
@@ -79,22 +84,43 @@ origin_table() {
 	esac
 }
 
-# origin_reset [IMAGE [SEEK_SECTORS]]
-origin_reset() {
-	local image=${1:-} seek=${2:-0} table
-	dm_rm "$BENCH_PFX-origin"
-	# A new brd is all zeroes and holds no memory until written.
+# The pristine data sits on /dev/ram1 at sector BCACHE_DATA_OFFSET: seen
+# from sector 0 it is a bcache backing device's layout (superblock area,
+# then data), seen from BCACHE_DATA_OFFSET the plain image.
+BCACHE_DATA_OFFSET=16
+BRD_MB=$((ORIGIN_MB + 64))
+
+# backing_init [IMAGE]: load brd (ram0: copy-on-write store, ram1: pristine
+# data, ram2: the cache with CACHE_KIND=brd) and put IMAGE on ram1.
+backing_init() {
+	local image=${1:-}
+	modprobe dm-snapshot || return 1
 	if grep -q '^brd ' /proc/modules; then
 		rmmod brd || { note "cannot unload brd"; return 1; }
 	fi
-	modprobe brd rd_nr=$([ "$CACHE_KIND" = brd ] && echo 2 || echo 1) \
-		rd_size=$((ORIGIN_MB * 1024)) max_part=0 || return 1
-	BACKING=/dev/ram0
+	modprobe brd rd_nr=3 rd_size=$((BRD_MB * 1024)) max_part=0 || return 1
 	if [ -n "$image" ]; then
 		# Only the image's data: holes stay unallocated in brd.
-		dd if="$image" of="$BACKING" bs=4M oflag=direct,seek_bytes \
-			seek=$((seek * 512)) conv=sparse,nocreat status=none || return 1
+		dd if="$image" of=/dev/ram1 bs=4M oflag=direct,seek_bytes \
+			seek=$((BCACHE_DATA_OFFSET * 512)) conv=sparse,nocreat \
+			status=none || return 1
 	fi
+}
+
+# origin_reset [SHIFT]
+origin_reset() {
+	local shift=${1:-$BCACHE_DATA_OFFSET} len table
+	len=$(sectors_of_mb "$ORIGIN_MB")
+	dm_rm "$BENCH_PFX-origin"
+	dm_rm "$BENCH_PFX-snap"
+	dm_rm "$BENCH_PFX-pristine"
+	dmsetup create "$BENCH_PFX-pristine" --readonly \
+		--table "0 $len linear /dev/ram1 $shift" &&
+	# N: transient, nothing of an earlier snapshot on ram0 is read back.
+	dmsetup create "$BENCH_PFX-snap" --table \
+		"0 $len snapshot /dev/mapper/$BENCH_PFX-pristine /dev/ram0 N 8" ||
+		return 1
+	BACKING=/dev/mapper/$BENCH_PFX-snap
 	table=$(origin_table) || return 1
 	dmsetup create "$BENCH_PFX-origin" --table "$table" || return 1
 	ORIGIN=/dev/mapper/$BENCH_PFX-origin
@@ -109,7 +135,7 @@ fast_dev() {
 		[ -b /dev/nvme0n1 ] || { note "no /dev/nvme0n1"; return 1; }
 		echo /dev/nvme0n1
 		;;
-	brd) echo /dev/ram1 ;;
+	brd) echo /dev/ram2 ;;
 	*) note "unknown CACHE_KIND '$CACHE_KIND'"; return 1 ;;
 	esac
 }
@@ -126,9 +152,12 @@ cache_reset() {
 		return 1
 	FAST=/dev/mapper/$BENCH_PFX-fast
 	CACHE=/dev/mapper/$BENCH_PFX-cache
-	# Zero the whole cache region: no superblock, journal or bitmap of a
-	# previous contender survives.
-	dd if=/dev/zero of="$CACHE" bs=1M count=$((META_MB + CACHE_MB)) \
+	# Wipe where every contender keeps its superblock (the first MiB of
+	# the region, and of dm-cache's data part after META_MB), so no
+	# contender finds another's metadata; the data area needs no zeroing,
+	# no cache reads a block it has not written.
+	dd if=/dev/zero of="$CACHE" bs=1M count=1 oflag=direct status=none &&
+	dd if=/dev/zero of="$CACHE" bs=1M count=1 seek="$META_MB" \
 		oflag=direct status=none
 }
 
@@ -166,7 +195,7 @@ ct_tac_setup() {
 	if ! err=$(dmsetup create "$BENCH_PFX-tac" --table \
 		"0 $len tac $ORIGIN $CACHE $TAC_BLOCK 3 mode $mode format" 2>&1); then
 		CT_NOTE="dm-tac rejected mode $mode: $(dmesg | grep -i 'tac' |
-			tail -n 1 | sed 's/^\[[^]]*\] *//') ${err##*: }"
+			tail -n 1 | sed 's/^\[[^]]*\] *//')"
 		return 2
 	fi
 	DEV=/dev/mapper/$BENCH_PFX-tac
@@ -187,8 +216,8 @@ $DMCACHE_BLOCK 1 $feat smq 0" || { CT_NOTE="dm-cache setup failed"; return 1; }
 }
 
 # bcache: the backing device is the origin with bcache's 8 KiB superblock
-# area in front (data offset 16 sectors), so its device is 8 KiB shorter.
-BCACHE_DATA_OFFSET=16
+# area in front (data offset BCACHE_DATA_OFFSET sectors), so its device is
+# 8 KiB shorter.
 
 ct_bcache_setup() {
 	local mode=$1 cset b i odev
@@ -198,7 +227,9 @@ ct_bcache_setup() {
 	cset=$(cat /proc/sys/kernel/random/uuid)
 	# Both devices were zeroed (origin_reset, cache_reset): nothing to wipe.
 	make-bcache --data-offset "$BCACHE_DATA_OFFSET" -B "$ORIGIN" >/dev/null &&
-	make-bcache --cset-uuid "$cset" -C "$CACHE" >/dev/null ||
+	# Buckets of 64 KiB: bcache refuses a cache of fewer than 513
+	# buckets, and its 512 KiB default gives a 108 MiB region only 216.
+	make-bcache --cset-uuid "$cset" --bucket 64k -C "$CACHE" >/dev/null ||
 		{ CT_NOTE="make-bcache failed"; return 1; }
 	echo "$CACHE" > /sys/fs/bcache/register 2>/dev/null
 	echo "$ORIGIN" > /sys/fs/bcache/register 2>/dev/null

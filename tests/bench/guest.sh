@@ -8,22 +8,23 @@
 #
 # OUTDIR (shared with the host) holds bench.env, written by bench.sh with
 # the run's settings.  For every contender and workload ("cell") this
-# script builds fresh devices, runs the warm-up phase, then the measured
-# phase, sampling the contender's hit counters every SAMPLE_SEC, and tears
-# everything down.  It leaves raw results only; report.py makes tables.
+# script builds fresh devices, runs the warm-up phase and then the
+# measured phase (one fio run with ramp_time, one pgbench run of both
+# lengths; seq-read: two passes), sampling the contender's hit counters
+# every SAMPLE_SEC, and tears everything down.  It leaves raw results
+# only; report.py finds the measured window in them and makes tables.
 #
 # OUTDIR/
 #   guest-info.txt  kernel, CPUs, memory, tool versions
 #   notes.txt       skipped contenders and cells, failures, with reasons
 #   events.tsv      <epoch> <contender> <workload> <phase> <what>
-#   <contender>/<workload>.json           measured phase, fio JSON
-#   <contender>/<workload>.warmup.json    warm-up phase, fio JSON
-#   <contender>/<workload>.counters       hit counters: "<phase> <hits> <misses>"
-#                                         at start, after warm-up, at end
+#   <contender>/<workload>.json           fio JSON (stats: measured phase)
+#   <contender>/<workload>.warmup.json    seq-read only: the warm-up pass
 #   <contender>/<workload>.samples        "<epoch> <phase> <hits> <misses>"
-#   <contender>/<workload>.status         contender status at each step
-#   <contender>/pgbench.txt, pgbench.warmup.txt, pgbench.log (per
-#                   transaction: client, n, latency us, script, epoch, us)
+#                                         every SAMPLE_SEC and at the ends
+#   <contender>/<workload>.status         contender status at start and end
+#   <contender>/pgbench.txt, pgbench.log (per transaction: client, n,
+#                   latency us, script, epoch s, us)
 #   <contender>/blktrace/  binary blktrace of dm-tac's pgbench run
 
 set -u
@@ -84,9 +85,9 @@ phase() {
 	event "$CT $WL $1 start"
 }
 
-# counters_at FILE PHASE: append "<phase> <hits> <misses>" and the status
+# counters_at BASE PHASE: a sample now, and the full status
 counters_at() {
-	echo "$2 $(ct_counters)" >> "$1.counters"
+	echo "$(date +%s.%N) $2 $(ct_counters)" >> "$1.samples"
 	{ echo "== $2 $(date +%s.%N)"; ct_status; } >> "$1.status" 2>&1
 }
 
@@ -94,14 +95,17 @@ counters_at() {
 # One cell: fresh devices, contender, phases, teardown.
 
 prepare_cell() {
-	local image=${1:-} seek=0 r
+	local r
 	ct_teardown
-	case $CT in bcache-*) seek=$BCACHE_DATA_OFFSET ;; esac
-	origin_reset ${image:+"$image"} ${image:+$seek} || return 1
+	case $CT in
+	bcache-*) origin_reset 0 ;;
+	*) origin_reset ;;
+	esac || return 1
 	cache_reset || return 1
-	if [ -n "$image" ] && [ "$CT" = nvme ]; then
-		dd if="$image" of="$FAST" bs=4M oflag=direct conv=sparse,nocreat \
-			status=none || return 1
+	if [ "$WL" = pgbench ] && [ "$CT" = nvme ]; then
+		# NVMe alone: its own copy of the database.
+		dd if=/dev/mapper/$BENCH_PFX-snap of="$FAST" bs=4M iflag=direct \
+			oflag=direct status=none || return 1
 	fi
 	ct_setup "$CT"
 	r=$?
@@ -109,10 +113,11 @@ prepare_cell() {
 	return $r
 }
 
+# run_fio JOB SEED RAMP RUNTIME OUT
 run_fio() {
-	local job=$1 seed=$2 runtime=$3 out=$4
-	BENCH_DEV=$DEV BENCH_SEED=$seed BENCH_RUNTIME=$runtime \
-		timeout $((runtime + 120)) fio --output-format=json \
+	local job=$1 seed=$2 ramp=$3 runtime=$4 out=$5
+	BENCH_DEV=$DEV BENCH_SEED=$seed BENCH_RAMP=$ramp BENCH_RUNTIME=$runtime \
+		timeout $((ramp + runtime + 120)) fio --output-format=json \
 		--output="$out" "$job" > /dev/null 2> "$out.err"
 	local r=$?
 	[ -s "$out.err" ] || rm -f "$out.err"
@@ -124,26 +129,32 @@ fio_cell() {
 	w=$(phase_time "$WL" warmup)
 	m=$(phase_time "$WL" measure)
 	[ -r "$job" ] || { notes "$CT/$WL: no job file $job"; return 1; }
-	: > "$base.counters"
-	: > "$base.status"
-	echo setup > $PHASE_FILE
-	sampler_start "$base.samples"
-	counters_at "$base" start
 	# Nothing to warm without a cache (the disk model keeps no state but
 	# its head position); caches all get the same warm-up.
-	if [ "$CT_KIND" != bare ] && [ "$w" -gt 0 ]; then
-		phase warmup
-		run_fio "$job" 1 "$w" "$base.warmup.json" ||
-			notes "$CT/$WL: warm-up fio failed ($(tail -n 1 "$base.warmup.json.err" 2>/dev/null))"
+	[ "$CT_KIND" != bare ] || w=0
+	: > "$base.status"
+	echo setup > $PHASE_FILE
+	counters_at "$base" start
+	sampler_start "$base.samples"
+	if [ "$WL" = seq-read ]; then
+		# A pass is a pass: warm-up and measured phase are separate runs.
+		if [ "$w" -gt 0 ]; then
+			phase warmup
+			run_fio "$job" 1 0 "$w" "$base.warmup.json" ||
+				notes "$CT/$WL: warm-up fio failed ($(tail -n 1 "$base.warmup.json.err" 2>/dev/null))"
+		fi
+		phase measure
+		run_fio "$job" 2 0 "$m" "$base.json" ||
+			notes "$CT/$WL: fio failed ($(tail -n 1 "$base.json.err" 2>/dev/null))"
+	else
+		# One run: fio's ramp_time is the warm-up, left out of its stats.
+		phase run
+		run_fio "$job" 1 "$w" "$m" "$base.json" ||
+			notes "$CT/$WL: fio failed ($(tail -n 1 "$base.json.err" 2>/dev/null))"
 	fi
-	counters_at "$base" warm
-	phase measure
-	if ! run_fio "$job" 2 "$m" "$base.json"; then
-		notes "$CT/$WL: fio failed ($(tail -n 1 "$base.json.err" 2>/dev/null))"
-	fi
-	counters_at "$base" end
-	event "$CT $WL measure end"
 	sampler_stop
+	counters_at "$base" end
+	event "$CT $WL run end"
 }
 
 # ------------------------------------------------------------------
@@ -204,20 +215,21 @@ blktrace_stop() {
 	cp /tmp/bench-bt/trace.blktrace.* /tmp/bench-bt.log "$OUT/$CT/blktrace/" 2>/dev/null
 }
 
+# One pgbench run of warm-up + measured seconds, every transaction logged
+# (-l) so report.py can take the last <measured> seconds; no vacuum (-n):
+# every contender starts from the same freshly copied database.
 pgbench_run() {
 	local t=$1 out=$2
-	shift 2
 	(cd /tmp/bench-pglog &&
 	 timeout $((t + 300)) runuser -u postgres -- pgbench -h $PG_SOCK \
-		-p $PG_PORT -c "$PG_CLIENTS" -j 2 -M prepared -T "$t" "$@" bench) \
-		> "$out" 2>&1
+		-p $PG_PORT -c "$PG_CLIENTS" -j 2 -M prepared -n -T "$t" -P 5 \
+		-l --log-prefix=pgbench bench) > "$out" 2>&1
 }
 
 pgbench_cell() {
 	local base=$OUT/$CT/pgbench w m r=0
 	w=$(phase_time pgbench warmup)
 	m=$(phase_time pgbench measure)
-	: > "$base.counters"
 	: > "$base.status"
 	echo setup > $PHASE_FILE
 	if ! pg_start; then
@@ -227,24 +239,18 @@ pgbench_cell() {
 	fi
 	rm -rf /tmp/bench-pglog
 	install -d -o postgres -g postgres /tmp/bench-pglog
-	sampler_start "$base.samples"
 	[ "$CT_KIND" = tac ] && blktrace_start
 	counters_at "$base" start
-	if [ "$w" -gt 0 ]; then
-		phase warmup
-		pgbench_run "$w" "$base.warmup.txt" ||
-			notes "$CT/pgbench: warm-up failed ($(tail -n 1 "$base.warmup.txt"))"
-	fi
-	counters_at "$base" warm
-	phase measure
-	if ! pgbench_run "$m" "$base.txt" -P 5 -l --log-prefix=pgbench; then
+	sampler_start "$base.samples"
+	phase run
+	if ! pgbench_run $((w + m)) "$base.txt"; then
 		notes "$CT/pgbench: pgbench failed ($(tail -n 1 "$base.txt"))"
 		r=1
 	fi
-	counters_at "$base" end
-	event "$CT pgbench measure end"
-	blktrace_stop
 	sampler_stop
+	counters_at "$base" end
+	event "$CT pgbench run end"
+	blktrace_stop
 	cat /tmp/bench-pglog/pgbench.* > "$base.log" 2>/dev/null
 	pg_stop
 	return $r
@@ -253,19 +259,15 @@ pgbench_cell() {
 # ------------------------------------------------------------------
 
 run_cell() {
-	local r image=
-	if [ "$WL" = pgbench ]; then
-		image=${PGIMAGE:-}
-		if [ -z "$image" ] || [ ! -b "$image" ]; then
-			notes "$CT/pgbench: no database image attached, skipped"
-			return 0
-		fi
-		[ -n "$PGBIN" ] || { notes "pgbench: PostgreSQL not installed"; return 0; }
+	local r
+	if [ "$WL" = pgbench ] && [ "$PG_READY" != 1 ]; then
+		notes "$CT/pgbench: skipped, no database image"
+		return 0
 	fi
 	mkdir -p "$OUT/$CT"
 	log "$CT / $WL: setup"
 	event "$CT $WL setup start"
-	prepare_cell $image
+	prepare_cell
 	r=$?
 	if [ $r != 0 ]; then
 		notes "$CT: skipped ($WL): ${CT_NOTE:-setup failed}"
@@ -286,13 +288,13 @@ run_cell() {
 # probe_tac_modes: keep the tac-<mode> contenders the module accepts
 probe_tac_modes() {
 	local c out=() tac_asked=0 tac_ok=0 at=-1
+	origin_reset && cache_reset || return 1
 	for c in $CONTENDERS; do
 		case $c in
 		tac-*)
 			tac_asked=1
 			[ $at -ge 0 ] || at=${#out[@]}
-			CT=$c
-			if prepare_cell; then
+			if ct_tac_setup "${c#tac-}"; then
 				tac_ok=1
 				out+=("$c")
 			else
@@ -304,8 +306,7 @@ probe_tac_modes() {
 		esac
 	done
 	if [ $tac_asked = 1 ] && [ $tac_ok = 0 ]; then
-		CT=tac-passthrough
-		if prepare_cell; then
+		if ct_tac_setup passthrough; then
 			notes "no listed dm-tac mode is available: tac-passthrough runs in their place"
 			out=("${out[@]:0:$at}" tac-passthrough "${out[@]:$at}")
 		fi
@@ -314,8 +315,38 @@ probe_tac_modes() {
 	CONTENDERS="${out[*]}"
 }
 
+# The database image (the virtio disk bench.sh attaches) goes onto the
+# pristine RAM disk once; every pgbench cell then starts from a fresh
+# snapshot of it.
+PG_READY=0
+
+load_backing() {
+	local image=
+	case " $WORKLOADS " in
+	*" pgbench "*)
+		if [ -z "${PGIMAGE:-}" ] || [ ! -b "$PGIMAGE" ]; then
+			notes "pgbench: no database image attached"
+		elif [ -z "$PGBIN" ]; then
+			notes "pgbench: PostgreSQL not installed"
+		else
+			image=$PGIMAGE
+		fi
+		;;
+	esac
+	backing_init $image || return 1
+	[ -z "$image" ] || PG_READY=1
+	[ -z "$image" ] || log "pgbench image loaded"
+}
+
 main() {
 	local c
+	if [ "${BENCH_TRACE:-0}" = 1 ]; then
+		# Where the seconds go: every command with a timestamp.
+		exec 9> "$OUT/trace.log"
+		BASH_XTRACEFD=9
+		PS4='+ $(date +%s.%N) '
+		set -x
+	fi
 	mkdir -p "$OUT"
 	: > "$OUT/notes.txt"
 	: > "$OUT/events.tsv"
@@ -330,6 +361,16 @@ main() {
 		echo "modules: $(lsmod | awk 'NR > 1 && /^(dm_|bcache|brd)/ { printf "%s ", $1 }')"
 	} > "$OUT/guest-info.txt"
 	log "origin model $(origin_model), cache on $CACHE_KIND"
+	# udev would probe every device this script creates (and bcache-tools'
+	# rule would register bcache superblocks behind its back), costing
+	# seconds per cell under TCG: libdevmapper makes the /dev/mapper nodes
+	# itself and devtmpfs the rest.
+	export DM_DISABLE_UDEV=1
+	if udevadm control --exit 2>/dev/null; then
+		# libdevmapper takes the control socket for a live udev.
+		rm -f /run/udev/control
+	fi
+	load_backing || { notes "cannot set up the RAM disks"; return 1; }
 	probe_tac_modes
 	echo "$CONTENDERS" > "$OUT/contenders.txt"
 	echo "$WORKLOADS" > "$OUT/workloads.txt"
@@ -349,6 +390,8 @@ main() {
 	dm_rm "$BENCH_PFX-cache"
 	dm_rm "$BENCH_PFX-fast"
 	dm_rm "$BENCH_PFX-origin"
+	dm_rm "$BENCH_PFX-snap"
+	dm_rm "$BENCH_PFX-pristine"
 	log "all done"
 	event "- - all done"
 }

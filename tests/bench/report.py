@@ -91,22 +91,16 @@ def load_fio(path):
         return None
 
 
-def counters(path):
-    """{phase: (hits, misses)} from a .counters file ('-' when none)."""
-    out = {}
-    for line in read_lines(path):
-        w = line.split()
-        if len(w) == 3 and w[1].isdigit() and w[2].isdigit():
-            out[w[0]] = (int(w[1]), int(w[2]))
-    return out
-
-
-def hit_ratio(c, a, b):
-    if a not in c or b not in c:
+def window_hit_ratio(path, t0, t1):
+    """Hit ratio between the samples nearest to t0 and t1 (epoch s)."""
+    s = samples(path)
+    if len(s) < 2 or t0 is None:
         return None
-    h = c[b][0] - c[a][0]
-    m = c[b][1] - c[a][1]
-    return h / (h + m) if h + m > 0 else None
+    a = min(s, key=lambda x: abs(x[0] - t0))
+    b = min(s, key=lambda x: abs(x[0] - t1))
+    h = b[2] - a[2]
+    m = b[3] - a[3]
+    return h / (h + m) if h + m > 0 and b[0] > a[0] else None
 
 
 def fio_cell(d, ct, wl):
@@ -127,43 +121,50 @@ def fio_cell(d, ct, wl):
         "runtime_s": mixed.get("runtime", 0) / 1e3,
     }
     r["metric"] = r["mbs"] if wl == "seq-read" else r["iops"]
-    r["hit"] = hit_ratio(counters(os.path.join(d, ct, wl + ".counters")),
-                         "warm", "end")
+    # The measured phase: the last runtime_s seconds before fio reported.
+    t1 = j.get("timestamp_ms", 0) / 1e3
+    r["hit"] = window_hit_ratio(os.path.join(d, ct, wl + ".samples"),
+                                t1 - r["runtime_s"], t1)
     return r
 
 
-def pgbench_cell(d, ct):
-    txt = read_lines(os.path.join(d, ct, "pgbench.txt"))
-    tps = lat = None
-    for line in txt:
-        if line.startswith("tps = "):
-            tps = float(line.split()[2])
-        elif line.startswith("latency average = "):
-            lat = float(line.split()[3])
-    if tps is None:
-        return None
-    lats = []
+def pgbench_cell(d, ct, measure_s):
+    """TPS and latency over the last measure_s seconds of the run."""
+    txs = []
     try:
         with open(os.path.join(d, ct, "pgbench.log")) as f:
             for line in f:
+                # client transaction latency_us script epoch_s epoch_us
                 w = line.split()
-                if len(w) >= 3 and w[2].isdigit():
-                    lats.append(int(w[2]))
+                if len(w) >= 6 and w[2].isdigit() and w[4].isdigit():
+                    txs.append((int(w[4]) + int(w[5]) / 1e6, int(w[2])))
     except OSError:
         pass
-    p99 = None
-    if lats:
-        lats.sort()
-        p99 = lats[min(len(lats) - 1, int(len(lats) * 0.99))] / 1e3
+    if not txs or measure_s <= 0:
+        return None
+    t1 = max(t for t, _ in txs)
+    t0 = t1 - measure_s
+    lats = sorted(l for t, l in txs if t > t0)
+    if not lats:
+        return None
+    tps = len(lats) / measure_s
     return {
         "iops": tps,
         "metric": tps,
         "mbs": None,
-        "mean_ms": lat,
-        "p99_ms": p99,
-        "hit": hit_ratio(counters(os.path.join(d, ct, "pgbench.counters")),
-                         "warm", "end"),
+        "mean_ms": sum(lats) / len(lats) / 1e3,
+        "p99_ms": lats[min(len(lats) - 1, int(len(lats) * 0.99))] / 1e3,
+        "hit": window_hit_ratio(os.path.join(d, ct, "pgbench.samples"),
+                                t0, t1),
     }
+
+
+def phase_time(env, wl, which):
+    for p in env.get("PHASES", "").split():
+        w = p.split(":")
+        if w[0] == wl and len(w) == 3:
+            return int(w[1 if which == "warmup" else 2])
+    return 0
 
 
 def tac_status_totals(path):
@@ -257,7 +258,10 @@ def kernel_section(out, d, rel, charts):
     res = {}
     for ct in cts:
         for wl in wls:
-            r = pgbench_cell(d, ct) if wl == "pgbench" else fio_cell(d, ct, wl)
+            if wl == "pgbench":
+                r = pgbench_cell(d, ct, phase_time(env, wl, "measure"))
+            else:
+                r = fio_cell(d, ct, wl)
             if r:
                 res[(ct, wl)] = r
 
@@ -400,13 +404,15 @@ def plot_hitratio(d, rel, cts):
         s = samples(os.path.join(d, ct, "scan-pollution.samples"))
         if len(s) < 3:
             continue
-        t0 = next((x[0] for x in s if x[1] == "warmup"), s[0][0])
-        tm = next((x[0] for x in s if x[1] == "measure"), None)
+        t0 = s[0][0]
+        warm = phase_time(read_env(os.path.join(d, "bench.env")),
+                          "scan-pollution", "warmup")
+        tm = t0 + warm if warm else None
         xs, ys = [], []
         for a, b in zip(s, s[1:]):
             h = b[2] - a[2]
             m = b[3] - a[3]
-            if h + m > 0 and b[1] in ("warmup", "measure"):
+            if h + m > 0 and b[1] in ("warmup", "measure", "run", "end"):
                 xs.append(b[0] - t0)
                 ys.append(100.0 * h / (h + m))
         if xs:
@@ -423,7 +429,7 @@ def plot_hitratio(d, rel, cts):
         ax.axvline(tm, color="gray", linewidth=0.8)
         ax.text(tm, 101, " measured phase", fontsize=8, color="gray",
                 va="bottom")
-    ax.set_xlabel("seconds since the warm-up started")
+    ax.set_xlabel("seconds since the start of the run")
     ax.set_ylabel("read hit ratio per sample interval, %")
     ax.set_ylim(0, 105)
     ax.set_title(f"Scan pollution: hit ratio over time, kernel {rel}")
