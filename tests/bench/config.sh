@@ -40,7 +40,7 @@
 : "${PG_SCALE:=30}"
 : "${PG_MEM:=96M}"
 : "${PG_SHARED_BUFFERS:=16MB}"
-: "${PG_CLIENTS:=8}"
+: "${PG_CLIENTS:=4}"
 
 # Guest.
 # Guest RAM holds the RAM disks (origin copy-on-write store up to
@@ -48,8 +48,9 @@
 : "${VM_MEMORY:=3G}"
 : "${VM_CPUS:=2}"
 
-# Status sampling period during every phase (seconds).
-: "${SAMPLE_SEC:=2}"
+# Status sampling period during every phase (seconds).  Each sample forks
+# a dmsetup, which is not free under TCG.
+: "${SAMPLE_SEC:=3}"
 
 # Phase lengths: workload:warmup:measure in seconds.  seq-read is one pass
 # of the whole device in each phase (the numbers only cap it).

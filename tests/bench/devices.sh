@@ -25,11 +25,11 @@
 #            [ORIGIN_MB, +META_MB+CACHE_MB) bench-cache: the cache region
 #   dm-cache splits bench-cache into bench-cmeta (META_MB) and bench-cdata.
 
-BENCH_PFX=bench
+# Under TCG every fork and exec costs a noticeable fraction of a second,
+# so these functions avoid command substitutions where they can: results
+# go into variables, not through $(...).
 
-sectors_of_mb() {
-	echo $(($1 * 2048))
-}
+BENCH_PFX=bench
 
 note() {
 	echo "bench: $*" >&2
@@ -37,8 +37,8 @@ note() {
 
 dm_rm() {
 	local i
-	dmsetup info "$1" >/dev/null 2>&1 || return 0
 	for i in 1 2 3 4 5 6 7 8 9 10; do
+		[ -e "/dev/mapper/$1" ] || return 0
 		dmsetup remove "$1" 2>/dev/null && return 0
 		sleep 0.3
 	done
@@ -49,36 +49,34 @@ dm_rm() {
 # The origin.  Everything about the HDD model is in this one function and
 # origin_table(): a better model drops in here.
 
+# origin_model: set MODEL to hddsim or delay
 origin_model() {
-	case $ORIGIN_MODEL in
-	auto)
-		# guest.sh loads dm-hddsim.ko when the tree has it.
+	MODEL=$ORIGIN_MODEL
+	if [ "$MODEL" = auto ]; then
+		# bench.sh has qemu/vm load dm-hddsim.ko when the tree has it.
 		if dmsetup targets | grep -qw hddsim; then
-			echo hddsim
+			MODEL=hddsim
 		else
-			echo delay
+			MODEL=delay
 		fi
-		;;
-	*) echo "$ORIGIN_MODEL" ;;
-	esac
+	fi
 }
 
-# origin_table BACKING: the dm table line of the origin
+# origin_table: set TABLE to the origin's table line over $BACKING
 origin_table() {
-	local len
-	len=$(sectors_of_mb "$ORIGIN_MB")
-	case $(origin_model) in
+	local len=$((ORIGIN_MB * 2048))
+	case $MODEL in
 	hddsim)
 		# hddsim <backing_dev> <#opt_args> [<key> <value>]...
 		set -- $HDDSIM_ARGS
-		echo "0 $len hddsim $BACKING $# $*"
+		TABLE="0 $len hddsim $BACKING $# $*"
 		;;
 	delay)
 		# delay <dev> <offset> <delay_ms>: every bio waits DELAY_MS
-		echo "0 $len delay $BACKING 0 $DELAY_MS"
+		TABLE="0 $len delay $BACKING 0 $DELAY_MS"
 		;;
 	*)
-		note "unknown ORIGIN_MODEL '$ORIGIN_MODEL'"
+		note "unknown ORIGIN_MODEL '$MODEL'"
 		return 1
 		;;
 	esac
@@ -94,6 +92,8 @@ BRD_MB=$((ORIGIN_MB + 64))
 # data, ram2: the cache with CACHE_KIND=brd) and put IMAGE on ram1.
 backing_init() {
 	local image=${1:-}
+	origin_model
+	fast_dev || return 1
 	modprobe dm-snapshot || return 1
 	if grep -q '^brd ' /proc/modules; then
 		rmmod brd || { note "cannot unload brd"; return 1; }
@@ -105,60 +105,65 @@ backing_init() {
 			seek=$((BCACHE_DATA_OFFSET * 512)) conv=sparse,nocreat \
 			status=none || return 1
 	fi
+	# The devices that never change, made once: the two read-only views
+	# of the pristine data and the two regions of the NVMe.
+	local len=$((ORIGIN_MB * 2048)) clen=$(((META_MB + CACHE_MB) * 2048))
+	dmsetup create "$BENCH_PFX-pristine" --readonly \
+		--table "0 $len linear /dev/ram1 $BCACHE_DATA_OFFSET" &&
+	dmsetup create "$BENCH_PFX-pristine0" --readonly \
+		--table "0 $len linear /dev/ram1 0" &&
+	dmsetup create "$BENCH_PFX-fast" --table "0 $len linear $FASTDEV 0" &&
+	dmsetup create "$BENCH_PFX-cache" --table \
+		"0 $clen linear $FASTDEV $len" || return 1
+	FAST=/dev/mapper/$BENCH_PFX-fast
+	CACHE=/dev/mapper/$BENCH_PFX-cache
 }
 
-# origin_reset [SHIFT]
-origin_reset() {
-	local shift=${1:-$BCACHE_DATA_OFFSET} len table
-	len=$(sectors_of_mb "$ORIGIN_MB")
+backing_exit() {
 	dm_rm "$BENCH_PFX-origin"
 	dm_rm "$BENCH_PFX-snap"
 	dm_rm "$BENCH_PFX-pristine"
-	dmsetup create "$BENCH_PFX-pristine" --readonly \
-		--table "0 $len linear /dev/ram1 $shift" &&
+	dm_rm "$BENCH_PFX-pristine0"
+	dm_rm "$BENCH_PFX-cache"
+	dm_rm "$BENCH_PFX-fast"
+}
+
+# origin_reset [0]: with 0, the pristine data seen from sector 0 (bcache)
+origin_reset() {
+	local view=$BENCH_PFX-pristine len=$((ORIGIN_MB * 2048))
+	[ "${1:-}" != 0 ] || view=$BENCH_PFX-pristine0
+	dm_rm "$BENCH_PFX-origin"
+	dm_rm "$BENCH_PFX-snap"
 	# N: transient, nothing of an earlier snapshot on ram0 is read back.
 	dmsetup create "$BENCH_PFX-snap" --table \
-		"0 $len snapshot /dev/mapper/$BENCH_PFX-pristine /dev/ram0 N 8" ||
-		return 1
+		"0 $len snapshot /dev/mapper/$view /dev/ram0 N 8" || return 1
 	BACKING=/dev/mapper/$BENCH_PFX-snap
-	table=$(origin_table) || return 1
-	dmsetup create "$BENCH_PFX-origin" --table "$table" || return 1
+	origin_table || return 1
+	dmsetup create "$BENCH_PFX-origin" --table "$TABLE" || return 1
 	ORIGIN=/dev/mapper/$BENCH_PFX-origin
 }
 
 # ------------------------------------------------------------------
 # The fast device: "NVMe alone" region and cache region.
 
+# fast_dev: set FASTDEV to the NVMe (or its brd stand-in)
 fast_dev() {
 	case $CACHE_KIND in
 	nvme)
-		[ -b /dev/nvme0n1 ] || { note "no /dev/nvme0n1"; return 1; }
-		echo /dev/nvme0n1
+		FASTDEV=/dev/nvme0n1
+		[ -b $FASTDEV ] || { note "no $FASTDEV"; return 1; }
 		;;
-	brd) echo /dev/ram2 ;;
+	brd) FASTDEV=/dev/ram2 ;;
 	*) note "unknown CACHE_KIND '$CACHE_KIND'"; return 1 ;;
 	esac
 }
 
 cache_reset() {
-	local fd olen clen
-	fd=$(fast_dev) || return 1
-	dm_rm "$BENCH_PFX-cache"
-	dm_rm "$BENCH_PFX-fast"
-	olen=$(sectors_of_mb "$ORIGIN_MB")
-	clen=$(sectors_of_mb $((META_MB + CACHE_MB)))
-	dmsetup create "$BENCH_PFX-fast" --table "0 $olen linear $fd 0" &&
-	dmsetup create "$BENCH_PFX-cache" --table "0 $clen linear $fd $olen" ||
-		return 1
-	FAST=/dev/mapper/$BENCH_PFX-fast
-	CACHE=/dev/mapper/$BENCH_PFX-cache
-	# Wipe where every contender keeps its superblock (the first MiB of
-	# the region, and of dm-cache's data part after META_MB), so no
-	# contender finds another's metadata; the data area needs no zeroing,
-	# no cache reads a block it has not written.
-	dd if=/dev/zero of="$CACHE" bs=1M count=1 oflag=direct status=none &&
-	dd if=/dev/zero of="$CACHE" bs=1M count=1 seek="$META_MB" \
-		oflag=direct status=none
+	# Wipe the first MiB of the region, where every contender keeps its
+	# superblock (dm-cache: in its metadata part, which starts there), so
+	# no contender finds another's metadata.  The data area needs no
+	# zeroing: no cache reads a block it has not written.
+	dd if=/dev/zero of="$CACHE" bs=1M count=1 oflag=direct status=none
 }
 
 # ------------------------------------------------------------------
@@ -188,9 +193,8 @@ ct_setup() {
 }
 
 ct_tac_setup() {
-	local mode=$1 len err
+	local mode=$1 len=$((ORIGIN_MB * 2048)) err
 	CT_KIND=tac
-	len=$(sectors_of_mb "$ORIGIN_MB")
 	dmesg -C 2>/dev/null
 	if ! err=$(dmsetup create "$BENCH_PFX-tac" --table \
 		"0 $len tac $ORIGIN $CACHE $TAC_BLOCK 3 mode $mode format" 2>&1); then
@@ -202,13 +206,11 @@ ct_tac_setup() {
 }
 
 ct_dmcache_setup() {
-	local feat=$1 len mlen
+	local feat=$1 len=$((ORIGIN_MB * 2048)) mlen=$((META_MB * 2048))
 	CT_KIND=dmcache
-	len=$(sectors_of_mb "$ORIGIN_MB")
-	mlen=$(sectors_of_mb "$META_MB")
 	dmsetup create "$BENCH_PFX-cmeta" --table "0 $mlen linear $CACHE 0" &&
 	dmsetup create "$BENCH_PFX-cdata" --table \
-		"0 $(sectors_of_mb "$CACHE_MB") linear $CACHE $mlen" &&
+		"0 $((CACHE_MB * 2048)) linear $CACHE $mlen" &&
 	dmsetup create "$BENCH_PFX-dmcache" --table "0 $len cache \
 /dev/mapper/$BENCH_PFX-cmeta /dev/mapper/$BENCH_PFX-cdata $ORIGIN \
 $DMCACHE_BLOCK 1 $feat smq 0" || { CT_NOTE="dm-cache setup failed"; return 1; }
@@ -259,9 +261,8 @@ ct_bcache_setup() {
 }
 
 ct_writecache_setup() {
-	local len
+	local len=$((ORIGIN_MB * 2048))
 	CT_KIND=writecache
-	len=$(sectors_of_mb "$ORIGIN_MB")
 	dmsetup create "$BENCH_PFX-wc" --table \
 		"0 $len writecache s $ORIGIN $CACHE $WRITECACHE_BLOCK 0" ||
 		{ CT_NOTE="dm-writecache setup failed"; return 1; }
@@ -271,22 +272,29 @@ ct_writecache_setup() {
 # ct_counters: cumulative "<read hits> <read misses>" of the running
 # contender, as the target counts them (units differ, see README.md).
 ct_counters() {
-	local s b
+	local s b h m bh bm
 	case $CT_KIND in
 	tac)
 		# <block_size> <used>/<total> <dirty> <read_hits> <read_misses> ...
-		dmsetup status "$BENCH_PFX-tac" | awk '{ print $7, $8 }'
+		s=$(dmsetup status "$BENCH_PFX-tac")
+		set -- $s
+		echo "${7:--} ${8:--}"
 		;;
 	dmcache)
 		# ... <#read hits> <#read misses>: words 5 and 6 after "cache"
-		dmsetup status "$BENCH_PFX-dmcache" | awk '{ print $8, $9 }'
+		s=$(dmsetup status "$BENCH_PFX-dmcache")
+		set -- $s
+		echo "${8:--} ${9:--}"
 		;;
 	bcache)
 		# Bypassed reads (sequential cutoff) count: a bypassed hit is a
-		# hit, a bypassed miss a miss.
+		# hit, a bypassed miss a miss.  sysfs reads, no fork.
 		b=/sys/block/$BCACHE/bcache/stats_total
-		echo $(($(cat $b/cache_hits) + $(cat $b/cache_bypass_hits))) \
-		     $(($(cat $b/cache_misses) + $(cat $b/cache_bypass_misses)))
+		read -r h < $b/cache_hits
+		read -r m < $b/cache_misses
+		read -r bh < $b/cache_bypass_hits
+		read -r bm < $b/cache_bypass_misses
+		echo $((h + bh)) $((m + bm))
 		;;
 	writecache)
 		# <error> <blocks> <free> <writeback> <reads> <read hits> ...

@@ -42,10 +42,11 @@ PG_MNT=/tmp/bench-pg
 PG_CG=/sys/fs/cgroup/bench-pg
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 PHASE_FILE=/tmp/bench-phase
-T0=$(date +%s)
+T0=$EPOCHSECONDS
 
+# No $(date) in anything that runs often: a fork costs a lot under TCG.
 log() {
-	printf '[%4ds] %s\n' $(($(date +%s) - T0)) "$*"
+	printf '[%4ds] %s\n' $((EPOCHSECONDS - T0)) "$*"
 }
 
 notes() {
@@ -54,7 +55,7 @@ notes() {
 }
 
 event() {
-	echo "$(date +%s.%N) $*" >> "$OUT/events.tsv"
+	echo "$EPOCHREALTIME $*" >> "$OUT/events.tsv"
 }
 
 # ------------------------------------------------------------------
@@ -63,10 +64,11 @@ event() {
 SAMPLER=
 
 sampler_start() {
-	local file=$1
+	local file=$1 ph
 	(
 		while :; do
-			echo "$(date +%s.%N) $(cat $PHASE_FILE) $(ct_counters 2>/dev/null)"
+			read -r ph < $PHASE_FILE
+			echo "$EPOCHREALTIME $ph $(ct_counters 2>/dev/null)"
 			sleep "$SAMPLE_SEC"
 		done
 	) >> "$file" 2>/dev/null &
@@ -87,8 +89,8 @@ phase() {
 
 # counters_at BASE PHASE: a sample now, and the full status
 counters_at() {
-	echo "$(date +%s.%N) $2 $(ct_counters)" >> "$1.samples"
-	{ echo "== $2 $(date +%s.%N)"; ct_status; } >> "$1.status" 2>&1
+	echo "$EPOCHREALTIME $2 $(ct_counters)" >> "$1.samples"
+	{ echo "== $2 $EPOCHREALTIME"; ct_status; } >> "$1.status" 2>&1
 }
 
 # ------------------------------------------------------------------
@@ -173,10 +175,11 @@ pg_start() {
 		echo +memory > /sys/fs/cgroup/cgroup.subtree_control
 	mkdir -p $PG_CG
 	echo "$PG_MEM" > $PG_CG/memory.max
-	sync
-	echo 3 > /proc/sys/vm/drop_caches
 	# The server, and so its page cache, lives in the memory cgroup: the
-	# database cannot hide in guest RAM.
+	# database cannot hide in guest RAM.  Nothing of it is cached yet: the
+	# device and the mount are new.  (No drop_caches: it would also drop
+	# the PostgreSQL binaries, which take tens of seconds to read back
+	# over 9p under TCG.)
 	(echo $BASHPID > $PG_CG/cgroup.procs
 	 exec runuser -u postgres -- "$PGBIN/pg_ctl" -D $PG_MNT/pgdata -w -t 120 \
 		-l /tmp/bench-pg.log -o "-k $PG_SOCK -p $PG_PORT" start) > /dev/null
@@ -288,7 +291,10 @@ run_cell() {
 # probe_tac_modes: keep the tac-<mode> contenders the module accepts
 probe_tac_modes() {
 	local c out=() tac_asked=0 tac_ok=0 at=-1
-	origin_reset && cache_reset || return 1
+	if ! origin_reset || ! cache_reset; then
+		notes "cannot build the origin"
+		return 1
+	fi
 	for c in $CONTENDERS; do
 		case $c in
 		tac-*)
@@ -344,23 +350,24 @@ main() {
 		# Where the seconds go: every command with a timestamp.
 		exec 9> "$OUT/trace.log"
 		BASH_XTRACEFD=9
-		PS4='+ $(date +%s.%N) '
+		PS4='+ $EPOCHREALTIME '
 		set -x
 	fi
 	mkdir -p "$OUT"
 	: > "$OUT/notes.txt"
 	: > "$OUT/events.tsv"
+	origin_model
 	{
 		echo "kernel: $(uname -r)"
 		echo "cpus: $(nproc)"
 		echo "memory: $(awk '/MemTotal/ { print $2 " kB" }' /proc/meminfo)"
-		echo "origin model: $(origin_model) ${HDDSIM_ARGS:-}"
+		echo "origin model: $MODEL ${HDDSIM_ARGS:-}"
 		echo "cache kind: $CACHE_KIND"
 		echo "fio: $(fio --version)"
 		echo "postgres: $("$PGBIN/postgres" --version 2>/dev/null)"
 		echo "modules: $(lsmod | awk 'NR > 1 && /^(dm_|bcache|brd)/ { printf "%s ", $1 }')"
 	} > "$OUT/guest-info.txt"
-	log "origin model $(origin_model), cache on $CACHE_KIND"
+	log "origin model $MODEL, cache on $CACHE_KIND"
 	# udev would probe every device this script creates (and bcache-tools'
 	# rule would register bcache superblocks behind its back), costing
 	# seconds per cell under TCG: libdevmapper makes the /dev/mapper nodes
@@ -371,7 +378,7 @@ main() {
 		rm -f /run/udev/control
 	fi
 	load_backing || { notes "cannot set up the RAM disks"; return 1; }
-	probe_tac_modes
+	probe_tac_modes || return 1
 	echo "$CONTENDERS" > "$OUT/contenders.txt"
 	echo "$WORKLOADS" > "$OUT/workloads.txt"
 	log "contenders: $CONTENDERS"
@@ -379,7 +386,7 @@ main() {
 	for CT in $CONTENDERS; do
 		for WL in $WORKLOADS; do
 			if [ "$CT" = writecache ] &&
-			   echo " $WRITECACHE_SKIP " | grep -q " $WL "; then
+			   [[ " $WRITECACHE_SKIP " == *" $WL "* ]]; then
 				notes "writecache/$WL: skipped, dm-writecache caches writes only and $WL has none"
 				continue
 			fi
@@ -387,11 +394,7 @@ main() {
 		done
 	done
 	ct_teardown
-	dm_rm "$BENCH_PFX-cache"
-	dm_rm "$BENCH_PFX-fast"
-	dm_rm "$BENCH_PFX-origin"
-	dm_rm "$BENCH_PFX-snap"
-	dm_rm "$BENCH_PFX-pristine"
+	backing_exit
 	log "all done"
 	event "- - all done"
 }
