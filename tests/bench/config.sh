@@ -55,7 +55,7 @@
 # Phase lengths: workload:warmup:measure in seconds.  seq-read is one pass
 # of the whole device in each phase (the numbers only cap it).
 if [ "${QUICK:-0}" = 1 ]; then
-	: "${PHASES:=oltp-read:8:8 oltp-write:5:8 scan-pollution:10:10 ods-mix:8:8 seq-read:30:30 uniform-random:4:6 pgbench:6:10}"
+	: "${PHASES:=oltp-read:8:8 oltp-write:5:8 scan-pollution:10:10 ods-mix:8:8 seq-read:30:30 uniform-random:4:6 pgbench:5:10}"
 	: "${WORKLOADS:=oltp-read scan-pollution pgbench}"
 else
 	: "${PHASES:=oltp-read:25:15 oltp-write:10:15 scan-pollution:25:25 ods-mix:15:15 seq-read:60:60 uniform-random:5:10 pgbench:15:25}"

@@ -233,14 +233,18 @@ ct_bcache_setup() {
 	# buckets, and its 512 KiB default gives a 108 MiB region only 216.
 	make-bcache --cset-uuid "$cset" --bucket 64k -C "$CACHE" >/dev/null ||
 		{ CT_NOTE="make-bcache failed"; return 1; }
+	BCACHE_CSET=$cset
 	echo "$CACHE" > /sys/fs/bcache/register 2>/dev/null
 	echo "$ORIGIN" > /sys/fs/bcache/register 2>/dev/null
-	odev=$(basename "$(readlink -f "$ORIGIN")")
+	# /dev/mapper nodes are not symlinks without udev: find the origin's
+	# sysfs directory by device number.
+	set -- $(stat -L -c '%t %T' "$ORIGIN")
+	odev=/sys/dev/block/$((16#$1)):$((16#$2))
 	for i in $(seq 50); do
-		[ -e "/sys/block/$odev/bcache/dev" ] && break
+		[ -e "$odev/bcache/dev" ] && break
 		sleep 0.2
 	done
-	BCACHE=$(basename "$(readlink -f "/sys/block/$odev/bcache/dev")")
+	BCACHE=$(basename "$(readlink -f "$odev/bcache/dev")")
 	[ -n "$BCACHE" ] && [ -b "/dev/$BCACHE" ] ||
 		{ CT_NOTE="bcache device did not appear"; return 1; }
 	b=/sys/block/$BCACHE/bcache
@@ -256,7 +260,6 @@ ct_bcache_setup() {
 	# performance").  sequential_cutoff, its scan filter, stays at 4M.
 	echo 0 > /sys/fs/bcache/"$cset"/congested_read_threshold_us
 	echo 0 > /sys/fs/bcache/"$cset"/congested_write_threshold_us
-	BCACHE_CSET=$cset
 	DEV=/dev/$BCACHE
 }
 
@@ -331,29 +334,21 @@ ct_status() {
 }
 
 ct_teardown() {
-	local i
-	case $CT_KIND in
-	bcache)
-		if [ -n "$BCACHE" ] && [ -e "/sys/block/$BCACHE/bcache/stop" ]; then
-			echo 1 > "/sys/block/$BCACHE/bcache/stop"
-		fi
-		if [ -n "${BCACHE_CSET:-}" ] && [ -e "/sys/fs/bcache/$BCACHE_CSET" ]; then
-			echo 1 > "/sys/fs/bcache/$BCACHE_CSET/stop"
-		fi
+	local f i
+	if [ "$CT_KIND" = bcache ]; then
+		# Stop whatever bcache registered, even after a failed setup:
+		# it holds the origin and the cache region open.
+		for f in /sys/block/bcache*/bcache/stop /sys/fs/bcache/*-*/stop; do
+			[ -e "$f" ] && echo 1 > "$f" 2>/dev/null
+		done
 		for i in $(seq 100); do
-			if [ -n "$BCACHE" ] && [ -e "/sys/block/$BCACHE" ]; then
-				sleep 0.2
-			elif [ -n "${BCACHE_CSET:-}" ] &&
-			     [ -e "/sys/fs/bcache/$BCACHE_CSET" ]; then
-				sleep 0.2
-			else
-				break
-			fi
+			compgen -G '/sys/fs/bcache/*-*' > /dev/null ||
+				compgen -G '/sys/block/bcache*' > /dev/null || break
+			sleep 0.2
 		done
 		BCACHE=
 		BCACHE_CSET=
-		;;
-	esac
+	fi
 	dm_rm "$BENCH_PFX-tac"
 	dm_rm "$BENCH_PFX-dmcache"
 	dm_rm "$BENCH_PFX-cmeta"

@@ -125,6 +125,8 @@ def fio_cell(d, ct, wl):
     t1 = j.get("timestamp_ms", 0) / 1e3
     r["hit"] = window_hit_ratio(os.path.join(d, ct, wl + ".samples"),
                                 t1 - r["runtime_s"], t1)
+    r["busy"] = None if ct == "nvme" else \
+        disk_busy(os.path.join(d, ct, wl + ".status"))
     return r
 
 
@@ -156,6 +158,8 @@ def pgbench_cell(d, ct, measure_s):
         "p99_ms": lats[min(len(lats) - 1, int(len(lats) * 0.99))] / 1e3,
         "hit": window_hit_ratio(os.path.join(d, ct, "pgbench.samples"),
                                 t0, t1),
+        "busy": None if ct == "nvme" else
+        disk_busy(os.path.join(d, ct, "pgbench.status")),
     }
 
 
@@ -165,6 +169,23 @@ def phase_time(env, wl, which):
         if w[0] == wl and len(w) == 3:
             return int(w[1 if which == "warmup" else 2])
     return 0
+
+
+def disk_busy(path):
+    """Fraction of the cell's run the disk model was busy (hddsim's
+    busy_us between the start and end status), or None."""
+    at = {}
+    phase = t = None
+    for line in read_lines(path):
+        w = line.split()
+        if w[0] == "==" and len(w) >= 3:
+            phase, t = w[1], float(w[2])
+        elif w[0] == "origin:" and len(w) > 11 and w[3] == "hddsim":
+            at[phase] = (t, int(w[11]))
+    if "start" in at and "end" in at and at["end"][0] > at["start"][0]:
+        return (at["end"][1] - at["start"][1]) / 1e6 / \
+            (at["end"][0] - at["start"][0])
+    return None
 
 
 def tac_status_totals(path):
@@ -303,8 +324,8 @@ def kernel_section(out, d, rel, charts):
         unit = {"seq-read": "MB/s", "pgbench": "TPS"}.get(wl, "IOPS")
         out.append(f"### {WORKLOAD_TITLES.get(wl, wl)}\n")
         out.append(f"| contender | {unit} | MB/s (all jobs) | mean ms | "
-                   "p99 ms | read hit % | x HDD | x smq |")
-        out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+                   "p99 ms | read hit % | disk busy % | x HDD | x smq |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for ct, r in rows:
             xh = ratio(r["metric"], res.get(("hdd", wl), {}).get("metric"))
             ref = smq_ref(ct)
@@ -314,6 +335,7 @@ def kernel_section(out, d, rel, charts):
                 f" | {fmt(r['mbs'], 1)} | {fmt(r['mean_ms'], 2)}"
                 f" | {fmt(r['p99_ms'], 1)}"
                 f" | {fmt(None if r['hit'] is None else 100 * r['hit'], 1)}"
+                f" | {fmt(None if r['busy'] is None else 100 * r['busy'], 0)}"
                 f" | {fmt(xh, 2)} | {fmt(xs, 2)} |")
         out.append("")
 
@@ -460,7 +482,10 @@ def main():
                "per bio; bcache: stats_total cache and bypass hits / all; "
                "dm-writecache: read hits / reads, per block).  x smq: "
                "against dm-cache smq writeback for write-back contenders, "
-               "writethrough for the others.  See tests/bench/README.md.\n")
+               "writethrough for the others.  Disk busy %: the share of the "
+               "cell's run (warm-up + measured) the disk model was busy, "
+               "from hddsim's busy_us; far under 100 means the cell was "
+               "not limited by the disk (CPU under TCG).  See tests/bench/README.md.\n")
     charts = []
     for d in sorted(glob.glob(os.path.join(top, "raw", "*"))):
         if os.path.isdir(d):
