@@ -11,6 +11,7 @@
 #   make check-vm        VM selftests on one kernel (KVER=6.1 by default)
 #   make tools           user-space tools (tacsim, tracegen)
 #   make bench-sim       trace-driven policy comparison
+#   make bench-micro     dm-tac's overhead against dm-linear, RAM per block
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 
@@ -35,7 +36,7 @@ ifndef KDIR
 endif
 KREL := $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 
-.PHONY: all module clean deps check check-unit check-vm tools bench-sim
+.PHONY: all module clean deps check check-unit check-vm demo tools bench-sim bench-micro bench-wb hddsim
 
 all: module
 
@@ -52,8 +53,40 @@ clean:
 	-$(MAKE) -C tests/unit clean
 	-$(MAKE) -C tools clean
 
+deps:
+	@bash qemu/deps
+
+# Everything: unit tests, then the VM selftests on both LTS kernels.
+check: deps
+	@bash tests/check.sh unit vm:6.1 vm:6.12
+
 check-unit:
-	$(MAKE) -C tests/unit check
+	@bash tests/check.sh unit
+
+# VM selftests on one kernel (KVER, default 6.1); TESTS= picks some.
+check-vm: deps
+	@bash tests/check.sh vm:$(or $(KVER),6.1)
+
+demo: deps
+	@qemu/vm --kernel $(or $(KVER),6.1) -- qemu/demo.sh
+
+# dm-tac's own overhead: hit path vs dm-linear, miss path, RAM per block.
+bench-micro: deps
+	@qemu/vm --kernel $(or $(KVER),6.1) --memory 3G -- tests/perf/micro.sh
+
+# The test-only HDD model (tests/hddsim), built per kernel like dm-tac.
+HDDSIM_KO = tests/hddsim/build/$(KREL)/dm-hddsim.ko
+hddsim:
+	@mkdir -p tests/hddsim/build/$(KREL)
+	@cp tests/hddsim/dm-hddsim.c tests/hddsim/Kbuild tests/hddsim/build/$(KREL)/
+	$(MAKE) -C $(KDIR) M=$(TOP)/tests/hddsim/build/$(KREL) modules
+
+# Write-back vs write-through vs the origin alone, write-heavy.
+bench-wb: deps
+	@$(MAKE) -s hddsim KVER=$(or $(KVER),6.1) >/dev/null
+	@qemu/vm --kernel $(or $(KVER),6.1) --memory 3G \
+		--module tests/hddsim/build/$$(qemu/kernel-release $(or $(KVER),6.1))/dm-hddsim.ko \
+		-- tests/perf/writeback.sh
 
 tools:
 	$(MAKE) -C tools

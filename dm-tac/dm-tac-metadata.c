@@ -13,6 +13,7 @@
 #include <linux/ioprio.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/vmalloc.h>
 
 #include "dm-tac.h"
 
@@ -23,13 +24,24 @@
 #define TAC_SB_SLOTS		2
 #define TAC_SB_FLAG_CLEAN	1U
 
-/* Mapping page: a 40-byte header, then 8-byte entries (see the docs). */
-#define TAC_MAP_HDR		40
-#define TAC_MAP_ENTRIES		((TAC_MD_BLOCK - TAC_MAP_HDR) / 8)
-/* Temperature page: a 40-byte header, then 16-byte records. */
-#define TAC_TEMP_RECS		((TAC_MD_BLOCK - TAC_MAP_HDR) / 16)
-#define TAC_TEMP_MIN_RECS	65536U
-#define TAC_TEMP_MAX_RECS	(16U << 20)
+/*
+ * Mapping and temperature pages: a 48-byte header (struct tac_disk_page),
+ * then 8-byte mapping entries or 16-byte temperature records.
+ */
+#define TAC_PAGE_HDR		48
+#define TAC_TEMP_RECS		((TAC_MD_BLOCK - TAC_PAGE_HDR) / 16)
+#define TAC_TEMP_MIN_RECS	1024U
+#define TAC_TEMP_MAX_RECS	BIT(20)
+#define TAC_TEMP_MAGIC		0x504d5443415444ULL	/* "DTACTMP" */
+
+/* Mapping entry: origin block << 3 | nocrc << 2 | dirty << 1 | valid. */
+#define TAC_ENTRY_VALID		1ULL
+#define TAC_ENTRY_DIRTY		2ULL
+#define TAC_ENTRY_NOCRC		4ULL
+#define TAC_ENTRY_SHIFT		3
+
+/* Pages are read and written in chunks of this many. */
+#define TAC_MD_CHUNK		64
 
 struct tac_disk_sb {
 	__le64 magic;
@@ -55,6 +67,23 @@ struct tac_disk_sb {
 
 static_assert(sizeof(struct tac_disk_sb) <= TAC_MD_BLOCK);
 
+struct tac_disk_page {
+	__le64 magic;
+	__le32 csum;		/* crc32c of the 4 KiB block, csum = 0 */
+	__le32 count;		/* temperature pages: records used */
+	__le64 seq;		/* superblock sequence it belongs to */
+	__le64 index;		/* page number within its area */
+	u8 uuid[16];		/* the cache's, so stale pages never match */
+} __packed;
+
+static_assert(sizeof(struct tac_disk_page) == TAC_PAGE_HDR);
+
+struct tac_disk_temp {
+	__le64 extent;
+	__le32 temp;
+	__le32 pad;
+} __packed;
+
 static u32 tac_md_csum(const void *block)
 {
 	/* The checksum field is at the same offset in every metadata block. */
@@ -74,12 +103,17 @@ static int tac_md_io(struct tac_cache *c, blk_opf_t opf, sector_t sector,
 	};
 	struct dm_io_request req = {
 		.bi_opf = opf,
-		.mem.type = DM_IO_KMEM,
-		.mem.ptr.addr = buf,
 		.notify.fn = NULL,
 		.client = c->md.io_client,
 	};
 
+	if (is_vmalloc_addr(buf)) {
+		req.mem.type = DM_IO_VMA;
+		req.mem.ptr.vma = buf;
+	} else {
+		req.mem.type = DM_IO_KMEM;
+		req.mem.ptr.addr = buf;
+	}
 	return dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT);
 }
 
@@ -94,11 +128,27 @@ static bool tac_zeroed(const void *buf, size_t len)
  * blocks aligned to the block size.  Returns false if not even one data
  * block fits.
  */
+static u32 tac_entries_per_sector(u32 units);
+
+/* Data checksum units per block: 4 KiB each, at most 32 per block. */
+u32 tac_units(u32 block_sectors)
+{
+	return block_sectors / max(8U, block_sectors / 32);
+}
+
+static u64 tac_map_pages(u64 nr_cblocks, u32 block_sectors)
+{
+	u32 per_page = TAC_MD_SECTORS *
+		       tac_entries_per_sector(tac_units(block_sectors));
+
+	return DIV_ROUND_UP_ULL(nr_cblocks, per_page);
+}
+
 static bool tac_layout(struct tac_geometry *g, u64 cache_sectors,
 		       u32 block_sectors, u64 origin_sectors)
 {
 	u64 upper = div_u64(cache_sectors, block_sectors);
-	u64 recs = clamp_t(u64, upper >> 3, TAC_TEMP_MIN_RECS,
+	u64 recs = clamp_t(u64, upper >> 2, TAC_TEMP_MIN_RECS,
 			   TAC_TEMP_MAX_RECS);
 	u64 n = upper, meta;
 	int i;
@@ -109,9 +159,8 @@ static bool tac_layout(struct tac_geometry *g, u64 cache_sectors,
 	g->temp_pages = DIV_ROUND_UP_ULL(recs, TAC_TEMP_RECS);
 	/* Shrinking n only shrinks the map area: two rounds converge. */
 	for (i = 0; i < 3; i++) {
-		g->map_pages = DIV_ROUND_UP_ULL(n, TAC_MAP_ENTRIES);
-		g->temp_start = g->map_start +
-				g->map_pages * 2 * TAC_MD_SECTORS;
+		g->map_pages = tac_map_pages(n, block_sectors);
+		g->temp_start = g->map_start + g->map_pages * TAC_MD_SECTORS;
 		meta = g->temp_start + (u64)g->temp_pages * TAC_MD_SECTORS;
 		g->data_start = round_up(meta, block_sectors);
 		if (g->data_start + block_sectors > cache_sectors)
@@ -119,7 +168,7 @@ static bool tac_layout(struct tac_geometry *g, u64 cache_sectors,
 		n = div_u64(cache_sectors - g->data_start, block_sectors);
 	}
 	g->nr_cblocks = min_t(u64, n, U32_MAX);
-	g->map_pages = DIV_ROUND_UP_ULL(g->nr_cblocks, TAC_MAP_ENTRIES);
+	g->map_pages = tac_map_pages(g->nr_cblocks, block_sectors);
 	return true;
 }
 
@@ -137,11 +186,14 @@ static void tac_sb_fill(struct tac_cache *c, struct tac_disk_sb *sb,
 	sb->origin_sectors = cpu_to_le64(g->origin_sectors);
 	sb->cache_sectors = cpu_to_le64(bdev_nr_sectors(c->cache));
 	sb->nr_cblocks = cpu_to_le64(g->nr_cblocks);
+	sb->nr_dirty = cpu_to_le64(c->md.nr_dirty);
 	sb->map_start = cpu_to_le64(g->map_start);
 	sb->map_pages = cpu_to_le64(g->map_pages);
 	sb->temp_start = cpu_to_le64(g->temp_start);
 	sb->temp_pages = cpu_to_le32(g->temp_pages);
+	sb->temp_records = cpu_to_le32(c->md.temp_records);
 	sb->data_start = cpu_to_le64(g->data_start);
+	sb->extent_blocks = cpu_to_le32(c->md.extent_blocks);
 	sb->mode = cpu_to_le32(c->mode);
 	memcpy(sb->uuid, &c->md.uuid, sizeof(sb->uuid));
 	sb->csum = cpu_to_le32(tac_md_csum(sb));
@@ -154,7 +206,8 @@ static int __tac_sb_write(struct tac_cache *c, bool clean)
 
 	c->md.seq++;
 	tac_sb_fill(c, c->md.buf, clean);
-	r = tac_md_io(c, REQ_OP_WRITE | REQ_SYNC | REQ_FUA,
+	/* The flush makes everything written before it durable first. */
+	r = tac_md_io(c, REQ_OP_WRITE | REQ_SYNC | REQ_PREFLUSH | REQ_FUA,
 		      (c->md.seq % TAC_SB_SLOTS) * TAC_MD_SECTORS,
 		      c->md.buf, TAC_MD_SECTORS);
 	if (r)
@@ -171,6 +224,597 @@ int tac_md_set_clean(struct tac_cache *c, bool clean)
 	r = __tac_sb_write(c, clean);
 	mutex_unlock(&c->md.lock);
 	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Mapping sectors and temperature pages */
+
+/*
+ * The mapping area is one copy, written in place, in 512-byte sectors that
+ * are each valid on their own: a header (crc32c seeded per cache, sector
+ * index) and entries of an origin block with flags and the 16-bit
+ * checksums of the block's data units.  A sector is written only after the
+ * data its entries describe is durable, so whichever mix of old and new
+ * sectors a power cut leaves describes data that is on the device.
+ */
+#define TAC_SECTOR_HDR		8
+
+static u32 tac_entry_bytes(struct tac_cache *c)
+{
+	return 8 + 2 * c->units;
+}
+
+static u32 tac_entries_per_sector(u32 units)
+{
+	return (SECTOR_SIZE - TAC_SECTOR_HDR) / (8 + 2 * units);
+}
+
+static u32 tac_sector_csum(struct tac_cache *c, const void *sector)
+{
+	return crc32c(c->md.seed, sector + 4, SECTOR_SIZE - 4);
+}
+
+static u32 tac_blocks_per_page(struct tac_cache *c)
+{
+	return TAC_MD_SECTORS * tac_entries_per_sector(c->units);
+}
+
+/* The map page a cache block's entry is in must be written at commit. */
+void tac_md_changed(struct tac_cache *c, u32 cblock)
+{
+	__set_bit(cblock / tac_blocks_per_page(c), c->md_changed);
+}
+
+/*
+ * What a block's entry says on disk decides whether it may be reused: an
+ * entry written dirty keeps the block (CB_DISK_DIRTY) until a durable
+ * commit writes it otherwise (CB_CLEAN_WRITTEN until then).
+ */
+static void __tac_entry_written(struct tac_cache *c, u32 cb, bool dirty)
+{
+	u16 *st = &c->cb_state[cb];
+
+	if (dirty) {
+		*st &= ~CB_CLEAN_WRITTEN;
+		if (!(*st & CB_DISK_DIRTY)) {
+			*st |= CB_DISK_DIRTY;
+			c->disk_dirty++;
+			__tac_update_hold(c, cb);
+		}
+	} else if (*st & CB_DISK_DIRTY) {
+		*st |= CB_CLEAN_WRITTEN;
+	}
+}
+
+/* After a durable commit of page @pgno: release what it made free. */
+static void __tac_page_committed(struct tac_cache *c, u64 pgno)
+{
+	u32 per = tac_blocks_per_page(c), cb;
+	u64 last = min_t(u64, (pgno + 1) * per, c->nr_cblocks);
+
+	for (cb = pgno * per; cb < last; cb++) {
+		u16 *st = &c->cb_state[cb];
+
+		if (!(*st & CB_CLEAN_WRITTEN))
+			continue;
+		*st &= ~(CB_CLEAN_WRITTEN | CB_DISK_DIRTY);
+		c->disk_dirty--;
+		__tac_maybe_free(c, cb);
+		__tac_update_hold(c, cb);
+	}
+}
+
+/* Fill one map page (8 sectors) from the in-core state. */
+static void tac_map_page_fill(struct tac_cache *c, void *page, u64 pgno)
+{
+	u32 per = tac_entries_per_sector(c->units), eb = tac_entry_bytes(c);
+	u64 sector0 = pgno * TAC_MD_SECTORS;
+	tac_oblock_t ob;
+	bool dirty;
+	u32 s, i, u;
+
+	memset(page, 0, TAC_MD_BLOCK);
+	spin_lock_irq(&c->lock);
+	for (s = 0; s < TAC_MD_SECTORS; s++) {
+		void *sec = page + s * SECTOR_SIZE;
+		u64 first = (sector0 + s) * per;
+
+		for (i = 0; i < per && first + i < c->nr_cblocks; i++) {
+			u32 cb = first + i;
+			void *e = sec + TAC_SECTOR_HDR + i * eb;
+			__le16 *crc = e + 8;
+			u64 v;
+
+			if (!c->policy->ops->mapping(c->policy, to_cblock(cb),
+						     &ob, &dirty) ||
+			    (c->cb_state[cb] & CB_PENDING)) {
+				__tac_entry_written(c, cb, false);
+				continue;
+			}
+			v = from_oblock(ob) << TAC_ENTRY_SHIFT |
+			    TAC_ENTRY_VALID | (dirty ? TAC_ENTRY_DIRTY : 0) |
+			    ((c->cb_state[cb] & CB_NOCRC) ? TAC_ENTRY_NOCRC : 0);
+			*(__le64 *)e = cpu_to_le64(v);
+			for (u = 0; u < c->units; u++)
+				crc[u] = cpu_to_le16(c->crc[(u64)cb * c->units + u]);
+			__tac_entry_written(c, cb, dirty);
+		}
+		*(__le32 *)(sec + 4) = cpu_to_le32(sector0 + s);
+		*(__le32 *)sec = cpu_to_le32(tac_sector_csum(c, sec));
+	}
+	spin_unlock_irq(&c->lock);
+}
+
+/* Format: write every map page with no entries. */
+static int tac_md_write_empty_maps(struct tac_cache *c)
+{
+	u64 p, k, pages = c->md.geo.map_pages;
+	void *buf;
+	int r = 0;
+	u32 i, sct;
+
+	buf = kvzalloc(TAC_MD_CHUNK * TAC_MD_BLOCK, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	for (p = 0; p < pages && !r; p += k) {
+		k = min_t(u64, TAC_MD_CHUNK, pages - p);
+		for (i = 0; i < k; i++) {
+			for (sct = 0; sct < TAC_MD_SECTORS; sct++) {
+				void *sec = buf + i * TAC_MD_BLOCK +
+					    sct * SECTOR_SIZE;
+				u32 index = (p + i) * TAC_MD_SECTORS + sct;
+
+				*(__le32 *)(sec + 4) = cpu_to_le32(index);
+				*(__le32 *)sec =
+					cpu_to_le32(tac_sector_csum(c, sec));
+			}
+		}
+		r = tac_md_io(c, REQ_OP_WRITE | REQ_SYNC,
+			      c->md.geo.map_start + p * TAC_MD_SECTORS, buf,
+			      k * TAC_MD_SECTORS);
+	}
+	kvfree(buf);
+	return r;
+}
+
+/* Check one map page's sectors; -EILSEQ with *@bad on damage. */
+static int tac_map_page_check(struct tac_cache *c, const void *page,
+			      u64 pgno, u64 *bad)
+{
+	u64 sector0 = pgno * TAC_MD_SECTORS;
+	u32 s;
+
+	for (s = 0; s < TAC_MD_SECTORS; s++) {
+		const void *sec = page + s * SECTOR_SIZE;
+
+		if (le32_to_cpu(*(__le32 *)sec) != tac_sector_csum(c, sec) ||
+		    le32_to_cpu(*(__le32 *)(sec + 4)) != (u32)(sector0 + s)) {
+			*bad = sector0 + s;
+			return -EILSEQ;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Load one checked map page: dirty entries always (their data exists
+ * nowhere else), clean ones with @load_clean.  A dirty block recovered
+ * after an unclean stop may have had a write in flight: its checksums
+ * are not trusted until it is read or rewritten whole.
+ */
+static int tac_map_page_load(struct tac_cache *c, const void *page,
+			     u64 pgno, bool load_clean, u64 *bad)
+{
+	u32 per = tac_entries_per_sector(c->units), eb = tac_entry_bytes(c);
+	u64 sector0 = pgno * TAC_MD_SECTORS;
+	u32 s, i, u;
+	int r = 0;
+
+	spin_lock_irq(&c->lock);
+	for (s = 0; s < TAC_MD_SECTORS && !r; s++) {
+		const void *sec = page + s * SECTOR_SIZE;
+		u64 first = (sector0 + s) * per;
+
+		for (i = 0; i < per && first + i < c->nr_cblocks && !r; i++) {
+			const void *e = sec + TAC_SECTOR_HDR + i * eb;
+			const __le16 *crc = e + 8;
+			u64 v = le64_to_cpu(*(__le64 *)e);
+			u64 ob = v >> TAC_ENTRY_SHIFT;
+			bool dirty = v & TAC_ENTRY_DIRTY;
+			u32 cb = first + i;
+
+			if (!(v & TAC_ENTRY_VALID) || (!load_clean && !dirty))
+				continue;
+			if (ob >= c->nr_oblocks ||
+			    c->policy->ops->load_mapping(c->policy,
+					to_cblock(cb), to_oblock(ob), dirty)) {
+				*bad = sector0 + s;
+				r = -EILSEQ;
+				break;
+			}
+			for (u = 0; u < c->units; u++)
+				c->crc[(u64)cb * c->units + u] =
+					le16_to_cpu(crc[u]);
+			if ((v & TAC_ENTRY_NOCRC) ||
+			    (dirty && !c->md.was_clean))
+				c->cb_state[cb] |= CB_NOCRC;
+			if (dirty) {
+				c->cb_state[cb] |= CB_DISK_DIRTY;
+				c->disk_dirty++;
+				__tac_update_hold(c, cb);
+			}
+		}
+	}
+	spin_unlock_irq(&c->lock);
+	return r;
+}
+
+/* Read every map page: check all (@load false) or load all. */
+static int tac_md_read_maps(struct tac_cache *c, bool load, bool load_clean,
+			    u64 *bad)
+{
+	u64 p, k, pages = c->md.geo.map_pages;
+	void *buf;
+	int r = 0;
+
+	buf = kvmalloc(TAC_MD_CHUNK * TAC_MD_BLOCK, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	for (p = 0; p < pages && !r; p += k) {
+		k = min_t(u64, TAC_MD_CHUNK, pages - p);
+		r = tac_md_io(c, REQ_OP_READ | REQ_SYNC,
+			      c->md.geo.map_start + p * TAC_MD_SECTORS, buf,
+			      k * TAC_MD_SECTORS);
+		for (u64 i = 0; i < k && !r; i++) {
+			const void *page = buf + i * TAC_MD_BLOCK;
+
+			r = load ? tac_map_page_load(c, page, p + i,
+						     load_clean, bad) :
+				   tac_map_page_check(c, page, p + i, bad);
+		}
+	}
+	kvfree(buf);
+	return r;
+}
+
+/* Temperature pages: a struct tac_disk_page header, then records. */
+static void tac_page_seal(struct tac_cache *c, void *block, u64 magic,
+			  u64 index, u64 seq, u32 count)
+{
+	struct tac_disk_page *h = block;
+
+	h->magic = cpu_to_le64(magic);
+	h->count = cpu_to_le32(count);
+	h->seq = cpu_to_le64(seq);
+	h->index = cpu_to_le64(index);
+	memcpy(h->uuid, &c->md.uuid, sizeof(h->uuid));
+	h->csum = cpu_to_le32(tac_md_csum(block));
+}
+
+/* A page of this cache, at this place, of a committed sequence. */
+static bool tac_page_ok(struct tac_cache *c, const void *block, u64 magic,
+			u64 index, u64 max_seq)
+{
+	const struct tac_disk_page *h = block;
+
+	return le64_to_cpu(h->magic) == magic &&
+	       le32_to_cpu(h->csum) == tac_md_csum(block) &&
+	       le64_to_cpu(h->index) == index &&
+	       le64_to_cpu(h->seq) <= max_seq &&
+	       !memcmp(h->uuid, &c->md.uuid, sizeof(h->uuid));
+}
+
+struct tac_temp_ctx {
+	struct tac_disk_temp *rec;
+	void *buf;
+	u32 max, n;
+};
+
+static int tac_temp_collect(void *ctx, const struct tac_extent_rec *r)
+{
+	struct tac_temp_ctx *t = ctx;
+	u32 page = t->n / TAC_TEMP_RECS, i = t->n % TAC_TEMP_RECS;
+	struct tac_disk_temp *rec;
+
+	if (t->n == t->max)
+		return 1;
+	if (!r->temp)
+		return 0;
+	rec = t->buf + (u64)page * TAC_MD_BLOCK + TAC_PAGE_HDR;
+	rec[i].extent = cpu_to_le64(from_extent(r->extent));
+	rec[i].temp = cpu_to_le32(r->temp);
+	t->n++;
+	return 0;
+}
+
+/* Save the extent temperatures; returns how many, or a -errno. */
+static int tac_md_write_temps(struct tac_cache *c, u64 seq)
+{
+	u32 pages = c->md.geo.temp_pages, p, used;
+	struct tac_temp_ctx t = {};
+	int r;
+
+	if (!c->policy->ops->walk_extents)
+		return 0;
+	t.buf = vzalloc((size_t)pages * TAC_MD_BLOCK);
+	if (!t.buf)
+		return -ENOMEM;
+	t.max = pages * TAC_TEMP_RECS;
+
+	spin_lock_irq(&c->lock);
+	c->policy->ops->walk_extents(c->policy, tac_temp_collect, &t);
+	spin_unlock_irq(&c->lock);
+
+	used = DIV_ROUND_UP(t.n, TAC_TEMP_RECS);
+	for (p = 0; p < used; p++) {
+		u32 count = min_t(u32, TAC_TEMP_RECS, t.n - p * TAC_TEMP_RECS);
+
+		tac_page_seal(c, t.buf + (u64)p * TAC_MD_BLOCK, TAC_TEMP_MAGIC,
+			      p, seq, count);
+	}
+	r = used ? tac_md_io(c, REQ_OP_WRITE | REQ_SYNC, c->md.geo.temp_start,
+			     t.buf, used * TAC_MD_SECTORS) : 0;
+	vfree(t.buf);
+	return r ? r : t.n;
+}
+
+/*
+ * Write the map pages set in @pages (all of them with @all), in chunks:
+ * each chunk's entries are captured first, then the cache is flushed so
+ * that every write those entries describe is durable, then the chunk is
+ * written.  Entries changed after their capture wait for the next commit.
+ */
+static int __tac_write_changed(struct tac_cache *c, unsigned long *pages,
+			       bool all)
+{
+	u64 n = c->md.geo.map_pages, pg = 0, list[TAC_MD_CHUNK];
+	void *buf;
+	u32 k, i;
+	int r = 0;
+
+	buf = kvmalloc(TAC_MD_CHUNK * TAC_MD_BLOCK, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		for (k = 0; k < TAC_MD_CHUNK; k++, pg++) {
+			if (!all)
+				pg = find_next_bit(pages, n, pg);
+			if (pg >= n)
+				break;
+			list[k] = pg;
+			tac_map_page_fill(c, buf + k * TAC_MD_BLOCK, pg);
+		}
+		if (!k)
+			break;
+		r = blkdev_issue_flush(c->cache);
+		for (i = 0; i < k && !r; ) {
+			u32 run = 1;
+
+			while (i + run < k && list[i + run] == list[i] + run)
+				run++;
+			r = tac_md_io(c, REQ_OP_WRITE | REQ_SYNC,
+				      c->md.geo.map_start +
+				      list[i] * TAC_MD_SECTORS,
+				      buf + i * TAC_MD_BLOCK,
+				      run * TAC_MD_SECTORS);
+			i += run;
+		}
+		if (r)
+			break;
+		if (k < TAC_MD_CHUNK)
+			break;
+	}
+	kvfree(buf);
+	return r;
+}
+
+static void __tac_commit_done(struct tac_cache *c, unsigned long *pages)
+{
+	u64 pg;
+
+	spin_lock_irq(&c->lock);
+	for_each_set_bit(pg, pages, c->md.geo.map_pages)
+		__tac_page_committed(c, pg);
+	spin_unlock_irq(&c->lock);
+}
+
+/*
+ * A metadata commit: the map pages changed since the last one, then the
+ * superblock (its flush makes them durable first).  When it returns 0,
+ * every write completed before it started is durable, with the metadata
+ * that finds it.  A failure is latched: write-back can no longer promise
+ * durability.
+ */
+int tac_md_commit(struct tac_cache *c)
+{
+	unsigned long *pages;
+	u64 n = c->md.geo.map_pages;
+	bool any;
+	int r;
+
+	pages = bitmap_zalloc(n, GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	mutex_lock(&c->md.lock);
+	spin_lock_irq(&c->lock);
+	bitmap_copy(pages, c->md_changed, n);
+	bitmap_zero(c->md_changed, n);
+	c->md.nr_dirty = __tac_nr_dirty(c);
+	spin_unlock_irq(&c->lock);
+
+	any = !bitmap_empty(pages, n);
+	if (any) {
+		r = __tac_write_changed(c, pages, false);
+		if (!r)
+			r = __tac_sb_write(c, !c->running);
+	} else {
+		r = blkdev_issue_flush(c->cache);
+	}
+	c->md.last_commit = jiffies;
+	if (!r && any)
+		__tac_commit_done(c, pages);
+	spin_lock_irq(&c->lock);
+	if (r) {
+		bitmap_or(c->md_changed, c->md_changed, pages, n);
+		__tac_fail(c, "a metadata commit failed");
+	} else {
+		c->n.commits++;
+	}
+	spin_unlock_irq(&c->lock);
+	mutex_unlock(&c->md.lock);
+	bitmap_free(pages);
+	return r;
+}
+
+/*
+ * Clean shutdown: every map page (entries captured after all I/O has
+ * drained, the data flushed first) and the temperatures, then a clean
+ * superblock (whose own flush makes them durable before it).
+ */
+int tac_md_save(struct tac_cache *c)
+{
+	unsigned long *pages;
+	u64 n = c->md.geo.map_pages;
+	u64 seq;
+	int r;
+
+	pages = bitmap_zalloc(n, GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	bitmap_fill(pages, n);
+	mutex_lock(&c->md.lock);
+	spin_lock_irq(&c->lock);
+	bitmap_zero(c->md_changed, n);
+	c->md.nr_dirty = __tac_nr_dirty(c);
+	spin_unlock_irq(&c->lock);
+	seq = c->md.seq + 1;
+	r = __tac_write_changed(c, pages, true);
+	if (!r) {
+		r = tac_md_write_temps(c, seq);
+		c->md.temp_records = r > 0 ? r : 0;
+		c->md.extent_blocks = c->tun.policy.extent_blocks;
+		r = r < 0 ? r : 0;
+	}
+	if (!r)
+		r = __tac_sb_write(c, true);
+	if (!r)
+		__tac_commit_done(c, pages);
+	mutex_unlock(&c->md.lock);
+	bitmap_free(pages);
+	if (r)
+		DMERR("saving the cache state failed (%d)", r);
+	return r;
+}
+
+static void tac_md_load_temps(struct tac_cache *c)
+{
+	u32 pages = DIV_ROUND_UP(c->md.temp_records, TAC_TEMP_RECS), p, i;
+	u32 loaded = 0;
+	void *buf;
+
+	if (!pages || !c->policy->ops->load_extent)
+		return;
+	if (c->md.extent_blocks != c->tun.policy.extent_blocks) {
+		DMINFO("saved temperatures are for %u-block extents, not %u: not loaded",
+		       c->md.extent_blocks, c->tun.policy.extent_blocks);
+		return;
+	}
+	buf = vmalloc((size_t)pages * TAC_MD_BLOCK);
+	if (!buf)
+		return;
+	if (tac_md_io(c, REQ_OP_READ | REQ_SYNC, c->md.geo.temp_start, buf,
+		      pages * TAC_MD_SECTORS))
+		goto out;
+	for (p = 0; p < pages; p++) {
+		void *block = buf + (u64)p * TAC_MD_BLOCK;
+		u32 count = le32_to_cpu(((struct tac_disk_page *)block)->count);
+
+		if (!tac_page_ok(c, block, TAC_TEMP_MAGIC, p, c->md.seq) ||
+		    le64_to_cpu(((struct tac_disk_page *)block)->seq) !=
+		    c->md.seq || count > TAC_TEMP_RECS) {
+			DMWARN("saved temperature page %u is damaged: temperatures start cold",
+			       p);
+			goto out;
+		}
+	}
+	spin_lock_irq(&c->lock);
+	for (p = 0; p < pages; p++) {
+		void *block = buf + (u64)p * TAC_MD_BLOCK;
+		struct tac_disk_temp *rec = block + TAC_PAGE_HDR;
+		u32 count = le32_to_cpu(((struct tac_disk_page *)block)->count);
+
+		for (i = 0; i < count; i++) {
+			tac_extent_t e = to_extent(le64_to_cpu(rec[i].extent));
+
+			if (!c->policy->ops->load_extent(c->policy, e,
+							 le32_to_cpu(rec[i].temp)))
+				loaded++;
+		}
+	}
+	spin_unlock_irq(&c->lock);
+out:
+	vfree(buf);
+	if (loaded)
+		DMINFO("cache %pUb: %u extent temperatures restored", &c->md.uuid,
+		       loaded);
+}
+
+/*
+ * Warm restart.  After a clean shutdown the saved mappings and
+ * temperatures are loaded; after an unclean one the cache's contents may
+ * not match the origin (write-through writes both devices at once) and
+ * are dropped.  A damaged page also means a cold start, never a guess.
+ */
+int tac_md_load(struct tac_cache *c, bool discard_dirty, char **error)
+{
+	bool dirty_possible = c->md.last_mode == TAC_MODE_WRITEBACK ||
+			      c->md.nr_dirty;
+	u64 bad = 0;
+	int r;
+
+	mutex_lock(&c->md.lock);
+	if (c->md.formatted)
+		goto out;
+	r = tac_md_read_maps(c, false, false, &bad);
+	if (r == -EILSEQ && dirty_possible && !discard_dirty) {
+		DMERR("cache %pUb: map sector %llu (cache device sector %llu) fails its checksum, and the cache may hold dirty data",
+		      &c->md.uuid, bad, c->md.geo.map_start + bad);
+		DMERR("to recover it: 'tacmeta writeback <cache_dev> <origin_dev>' copies what it can to the origin; to drop it: add 'discard_dirty' to the table line");
+		*error = "Cache metadata is damaged and may hold dirty data (see the kernel log)";
+		mutex_unlock(&c->md.lock);
+		return r;
+	}
+	if (r == -EILSEQ) {
+		DMWARN("cache %pUb: map sector %llu (cache device sector %llu) is damaged: starting cold",
+		       &c->md.uuid, bad, c->md.geo.map_start + bad);
+		goto out;
+	}
+	if (r) {
+		*error = "Cannot read the cache's metadata";
+		mutex_unlock(&c->md.lock);
+		return r;
+	}
+	if (discard_dirty && dirty_possible) {
+		DMWARN("cache %pUb: discard_dirty: the cache's dirty data is dropped, starting cold",
+		       &c->md.uuid);
+		goto out;
+	}
+	r = tac_md_read_maps(c, true, c->md.was_clean, &bad);
+	if (r) {
+		DMERR("cache %pUb: map sector %llu holds an impossible entry",
+		      &c->md.uuid, bad);
+		*error = "Cache metadata is inconsistent (see the kernel log)";
+		mutex_unlock(&c->md.lock);
+		return r;
+	}
+	if (c->md.was_clean)
+		tac_md_load_temps(c);
+	else
+		DMINFO("cache %pUb: unclean shutdown: clean blocks dropped (they may not match the origin), %u dirty blocks recovered",
+		       &c->md.uuid, c->disk_dirty);
+out:
+	mutex_unlock(&c->md.lock);
+	return 0;
 }
 
 enum tac_sb_verdict {
@@ -204,11 +848,11 @@ static bool tac_sb_sane(const struct tac_disk_sb *sb, u64 cache_sectors)
 	if (bs < 8 || bs > 2048 || !is_power_of_2(bs) || !n || n > U32_MAX)
 		return false;
 	if (le64_to_cpu(sb->map_start) != TAC_SB_SLOTS * TAC_MD_SECTORS ||
-	    le64_to_cpu(sb->map_pages) != DIV_ROUND_UP_ULL(n, TAC_MAP_ENTRIES))
+	    le64_to_cpu(sb->map_pages) != tac_map_pages(n, bs))
 		return false;
 	if (le64_to_cpu(sb->temp_start) <
 	    le64_to_cpu(sb->map_start) +
-	    le64_to_cpu(sb->map_pages) * 2 * TAC_MD_SECTORS)
+	    le64_to_cpu(sb->map_pages) * TAC_MD_SECTORS)
 		return false;
 	if (data < le64_to_cpu(sb->temp_start) +
 		   (u64)le32_to_cpu(sb->temp_pages) * TAC_MD_SECTORS ||
@@ -231,6 +875,10 @@ static void tac_sb_load(struct tac_cache *c, const struct tac_disk_sb *sb)
 	g->data_start = le64_to_cpu(sb->data_start);
 	memcpy(&c->md.uuid, sb->uuid, sizeof(c->md.uuid));
 	c->md.seq = le64_to_cpu(sb->seq);
+	c->md.temp_records = le32_to_cpu(sb->temp_records);
+	c->md.last_mode = le32_to_cpu(sb->mode);
+	c->md.nr_dirty = le64_to_cpu(sb->nr_dirty);
+	c->md.extent_blocks = le32_to_cpu(sb->extent_blocks);
 	c->md.was_clean = le32_to_cpu(sb->flags) & TAC_SB_FLAG_CLEAN;
 }
 
@@ -307,6 +955,7 @@ static int __tac_md_open(struct tac_cache *c, u32 block_sectors,
 		return -EINVAL;
 	}
 	tac_sb_load(c, sb[best]);
+	c->md.seed = crc32c(~0U, &c->md.uuid, sizeof(c->md.uuid));
 	DMINFO("cache %pUb: reusing, %llu blocks, last shutdown %s",
 	       &c->md.uuid, c->md.geo.nr_cblocks,
 	       c->md.was_clean ? "clean" : "unclean");
@@ -314,13 +963,22 @@ static int __tac_md_open(struct tac_cache *c, u32 block_sectors,
 
 do_format:
 	uuid_gen(&c->md.uuid);
-	/* The first write (seq 2) goes to slot 0, after slot 1 is wiped. */
+	c->md.seed = crc32c(~0U, &c->md.uuid, sizeof(c->md.uuid));
+	/*
+	 * Slot 1 is wiped first, then every map sector is written empty (so
+	 * a sector failing its checksum later means damage), then the
+	 * superblock of sequence 2 goes to slot 0.
+	 */
 	c->md.seq = 1;
 	c->md.was_clean = true;
 	c->md.formatted = true;
+	c->md.temp_records = 0;
+	c->units = tac_units(block_sectors);
 	memset(c->md.buf, 0, TAC_MD_BLOCK);
 	r = tac_md_io(c, REQ_OP_WRITE | REQ_SYNC, TAC_MD_SECTORS, c->md.buf,
 		      TAC_MD_SECTORS);
+	if (!r)
+		r = tac_md_write_empty_maps(c);
 	if (!r)
 		r = __tac_sb_write(c, true);
 	if (r) {

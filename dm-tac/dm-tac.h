@@ -13,6 +13,7 @@
 #ifndef DM_TAC_H
 #define DM_TAC_H
 
+#include <linux/bio.h>
 #include <linux/device-mapper.h>
 #include <linux/dm-io.h>
 #include <linux/list.h>
@@ -21,12 +22,32 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/uuid.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#include "tac-policy.h"
 
 #define DM_MSG_PREFIX "tac"
 
 enum tac_mode {
 	TAC_MODE_PASSTHROUGH,
+	TAC_MODE_WRITETHROUGH,
+	TAC_MODE_WRITEAROUND,
+	TAC_MODE_WRITEBACK,
 	TAC_MODE_NR,
+};
+
+enum tac_health {
+	TAC_OK,
+	TAC_DEGRADED,		/* cache errors forced passthrough */
+	TAC_FAIL,		/* write-back data could not be read or kept */
+};
+
+enum tac_cleaner_state {
+	CLEANER_IDLE,
+	CLEANER_THRESHOLD,	/* above dirty_threshold */
+	CLEANER_IDLE_CLEAN,	/* no foreground I/O for clean_idle_ms */
+	CLEANER_FLUSH,		/* 'flush' or a mode switch wants 0 dirty */
 };
 
 /* Where things are on the cache device (all in 512-byte sectors). */
@@ -41,26 +62,79 @@ struct tac_geometry {
 	u64 data_start;
 };
 
-/* In-core view of the superblock. */
+/* In-core view of the superblock and metadata areas. */
 struct tac_md {
 	struct dm_io_client *io_client;
-	void *buf;			/* one 4 KiB I/O buffer, under md_lock */
+	void *buf;			/* 8 KiB I/O buffer, under lock */
 	struct mutex lock;
 	struct tac_geometry geo;
 	uuid_t uuid;
 	u64 seq;			/* last superblock sequence written */
+	u32 seed;			/* crc32c seed of map sectors */
+	u32 temp_records;		/* saved at the last clean shutdown */
+	u32 last_mode;			/* mode in the superblock read */
+	u64 nr_dirty;			/* dirty blocks at the last commit */
+	unsigned long last_commit;	/* jiffies */
+	u32 extent_blocks;		/* extent size of those records */
 	bool was_clean;			/* last shutdown was clean */
 	bool formatted;			/* formatted by this constructor */
 };
 
-struct tac_stats {
-	atomic64_t read_hits;
-	atomic64_t read_misses;
-	atomic64_t write_hits;
-	atomic64_t write_misses;
-	atomic64_t promotions;
-	atomic64_t demotions;
-	atomic64_t writebacks;
+/*
+ * Tunables that can be given on the table line and changed with
+ * "set <name> <value>".  The policy's share lives in struct tac_params.
+ */
+struct tac_tunables {
+	struct tac_params policy;
+	u32 max_cache_inflight;
+	u32 error_threshold;
+	u32 dirty_threshold;		/* percent: the cleaner starts above */
+	u32 clean_batch;		/* blocks per coalesced origin write */
+	u32 cleaner_inflight;		/* origin writes the cleaner has out */
+	u32 clean_idle_ms;		/* idle this long: clean toward 0 */
+	u32 commit_interval;		/* ms between metadata commits */
+	bool no_discard_passdown;
+	bool discard_dirty;		/* constructor: drop damaged metadata */
+	u32 given;			/* bit per option given or set */
+};
+
+/*
+ * Per cache block state kept by the target (the policy keeps the rest):
+ * a count of I/Os in flight on the block's data and flags.
+ */
+#define CB_PINS		0x07ffU		/* I/Os in flight on the data */
+#define CB_CLEAN_WRITTEN 0x0800U	/* a commit wrote it not dirty */
+#define CB_PENDING	0x1000U		/* being filled: not readable yet */
+#define CB_DOOMED	0x2000U		/* unmapped: release when unpinned */
+#define CB_DISK_DIRTY	0x4000U		/* its on-disk entry may say dirty */
+#define CB_NOCRC	0x8000U		/* data checksums unknown */
+
+/*
+ * In-flight writes, hashed by origin block (TAC_WTRACK_SIZE buckets): the
+ * number in flight and a generation bumped by every write and discard.
+ * See "Coherence" in dm-tac-target.c.
+ */
+#define TAC_WTRACK_BITS	14
+#define TAC_WTRACK_SIZE	BIT(TAC_WTRACK_BITS)
+
+struct tac_wtrack {
+	u32 inflight;
+	u32 gen;
+};
+
+struct tac_counters {
+	u64 read_hits;
+	u64 read_misses;
+	u64 write_hits;
+	u64 write_misses;
+	u64 promotions;
+	u64 writebacks;
+	u64 bypassed;
+	u64 invalidations;
+	u64 cache_errors;
+	u64 promo_aborts;	/* fills dropped: raced a write, or failed */
+	u64 commits;		/* metadata commits */
+	u64 cleaner_writes;	/* origin writes issued by the cleaner */
 };
 
 struct tac_cache {
@@ -74,12 +148,52 @@ struct tac_cache {
 	struct block_device *cache;
 
 	u32 block_shift;		/* log2(block size in sectors) */
+	u32 block_sectors;
 	u64 origin_sectors;		/* the target's length */
 	u64 nr_oblocks;			/* whole blocks within it */
+	u32 nr_cblocks;
+	u32 units;			/* data checksum units per block */
+	u32 unit_shift;			/* log2(unit size in sectors) */
 
-	enum tac_mode mode;
 	struct tac_md md;
-	struct tac_stats stats;
+
+	/* Everything below is protected by lock (irq-safe). */
+	spinlock_t lock;
+	enum tac_mode mode;
+	enum tac_health health;
+	bool drop_all;			/* worker: invalidate every block */
+	u32 disk_dirty;			/* blocks with CB_DISK_DIRTY */
+	unsigned long *md_changed;	/* map pages to write at commit */
+	struct bio_list commit_waiters;	/* flushes and FUA writes */
+	unsigned long last_io;		/* jiffies of the last user I/O */
+	enum tac_cleaner_state cleaner;
+	u64 clean_cursor;		/* origin block the cleaner goes on at */
+	u64 clean_rate;			/* blocks per second, last interval */
+	u64 clean_mark;			/* writebacks at the interval's start */
+	unsigned long clean_mark_time;
+	bool flush_wanted;		/* clean everything */
+	struct tac_tunables tun;
+	struct tac_policy *policy;
+	u16 *cb_state;			/* per cache block, CB_* */
+	u16 *crc;			/* per unit: crc32c of the data, low 16 */
+	struct tac_wtrack *wtrack;
+	u32 cache_inflight;		/* cache I/Os in flight */
+	u32 bg_inflight;		/* fills not tied to a user bio */
+	struct tac_counters n;
+	struct bio_list deferred;	/* bios for the worker */
+	struct list_head fills;		/* struct tac_fill to submit */
+
+	wait_queue_head_t bg_wait;	/* bg_inflight reached 0 */
+	wait_queue_head_t clean_wait;	/* cleaner progress, for 'flush' */
+	struct workqueue_struct *wq;
+	struct work_struct worker;
+	struct workqueue_struct *wb_wq;	/* the cleaner and the tick */
+	struct workqueue_struct *commit_wq;
+	struct work_struct commit_work;
+	struct delayed_work cleaner_work;
+	struct delayed_work tick_work;	/* commit interval, idle cleaning */
+	bool cleaner_stopped;		/* suspended */
+	struct bio_set bs;		/* clones of user bios, fills */
 };
 
 /* One table's target.  Table arguments, kept to reproduce the line. */
@@ -92,12 +206,43 @@ struct tac_c {
 	u32 block_sectors;
 	enum tac_mode mode;
 	bool format;			/* 'format' was given */
+	struct tac_tunables tun;
 };
 
+static inline sector_t tac_cblock_sector(struct tac_cache *c, u32 cblock)
+{
+	return c->md.geo.data_start + ((sector_t)cblock << c->block_shift);
+}
+
 /* dm-tac-metadata.c */
+u32 tac_units(u32 block_sectors);
 int tac_md_open(struct tac_cache *c, u32 block_sectors, bool format,
 		char **error);
 void tac_md_close(struct tac_cache *c);
 int tac_md_set_clean(struct tac_cache *c, bool clean);
+int tac_md_save(struct tac_cache *c);
+int tac_md_load(struct tac_cache *c, bool discard_dirty, char **error);
+int tac_md_commit(struct tac_cache *c);
+void tac_md_changed(struct tac_cache *c, u32 cblock);
+
+/* dm-tac-writeback.c */
+void tac_wb_init(struct tac_cache *c);
+void tac_wb_kick(struct tac_cache *c);
+void tac_wb_stop(struct tac_cache *c);
+void tac_wb_start(struct tac_cache *c);
+int tac_wb_flush(struct tac_cache *c);
+
+/* dm-tac-target.c, for the writeback code: caller holds c->lock */
+void __tac_update_hold(struct tac_cache *c, u32 cb);
+void __tac_maybe_free(struct tac_cache *c, u32 cb);
+bool __tac_pinnable(struct tac_cache *c, u32 cb);
+void __tac_pin(struct tac_cache *c, u32 cb);
+void __tac_unpin(struct tac_cache *c, u32 cb);
+u32 __tac_nr_dirty(struct tac_cache *c);
+u32 __wt_gen(struct tac_cache *c, u64 oblock);
+u32 __wt_inflight(struct tac_cache *c, u64 oblock);
+void __tac_cache_error(struct tac_cache *c, const char *what);
+void __tac_fail(struct tac_cache *c, const char *why);
+bool __tac_wb_active(struct tac_cache *c);
 
 #endif /* DM_TAC_H */

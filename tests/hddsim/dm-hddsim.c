@@ -37,6 +37,8 @@
  */
 #define HDDSIM_SQRT3_COEF	1366025404ULL
 #define HDDSIM_MAX_US		1000000U
+/* Timer latency owed to the caller is forgiven beyond this (a paused VM). */
+#define HDDSIM_MAX_CREDIT_NS	(250ULL * NSEC_PER_MSEC)
 
 /* 6.11 moved "rotational" from a queue flag into struct queue_limits. */
 #define HDDSIM_ROTATIONAL_IS_LIMIT \
@@ -77,7 +79,7 @@ static const struct hddsim_opt_desc hddsim_opts[HDDSIM_NR_OPTS] = {
 /*
  * Status INFO fields, in this order (append only):
  *   requests sequential near seeks reads writes passthrough
- *   busy_us avg_service_us late_us overruns
+ *   busy_us avg_service_us late_us overruns overrun_us credited_us
  */
 struct hddsim_stats {
 	u64 requests;		/* bios that moved the head */
@@ -88,8 +90,10 @@ struct hddsim_stats {
 	u64 writes;
 	u64 passthrough;	/* flush, discard: passed down, no cost */
 	u64 busy_ns;		/* sum of modelled service times */
-	u64 late_ns;		/* completions later than the virtual clock */
+	u64 late_ns;		/* timer latency: handed back after due */
 	u64 overruns;		/* backing I/O finished after the model did */
+	u64 overrun_ns;		/* ... by this much in total */
+	u64 credited_ns;	/* timer latency given back (see schedule) */
 };
 
 struct hddsim_c {
@@ -111,7 +115,7 @@ struct hddsim_c {
 	spinlock_t lock;		/* protects the model, list and stats */
 	sector_t head;			/* where the last request ended */
 	ktime_t busy_until;		/* virtual clock: the disk is busy */
-	u64 lag_ns;			/* lateness of the last completion */
+	u64 credit_ns;			/* timer latency not yet paid back */
 	struct list_head waiting;	/* hddsim_io sorted by due time */
 	struct hddsim_stats stats;
 
@@ -131,6 +135,7 @@ enum hddsim_io_state {
 struct hddsim_io {
 	struct list_head list;
 	ktime_t due;
+	u64 credit_ns;		/* timer latency repaid by starting early */
 	enum hddsim_io_state state;
 };
 
@@ -183,32 +188,44 @@ static u64 __hddsim_service_ns(struct hddsim_c *hc, sector_t start,
 }
 
 /*
- * Queue a request behind the ones already accepted and return when the
- * disk will have finished it.  Caller holds hc->lock.
+ * Queue a request behind the ones already accepted; set when the disk will
+ * have finished it.  Caller holds hc->lock.
  */
-static ktime_t __hddsim_schedule(struct hddsim_c *hc, sector_t start,
-				 sector_t sectors, sector_t len)
+static void __hddsim_schedule(struct hddsim_c *hc, struct hddsim_io *io,
+			      sector_t start, sector_t sectors, sector_t len)
 {
 	ktime_t now = ktime_get();
 	u64 service = __hddsim_service_ns(hc, start, sectors, len);
+	u64 idle, credit = 0;
 
 	/*
-	 * An idle disk starts at once, except that the lateness of the last
-	 * completion (timer latency, a slow backing device) is credited
-	 * back: a caller that waited for that completion would have issued
-	 * this request that much earlier, so at queue depth 1 the host's
-	 * timer latency does not add to every request.  Never earlier than
-	 * the previous request's end: the head serves one at a time.
+	 * A busy disk queues the request behind the previous one: late
+	 * completions cost nothing then, the clock runs on.  An idle disk
+	 * starts at once, but gives back timer latency it owes: a caller
+	 * waiting for a late completion issued this request that much too
+	 * late, and at queue depth 1 that would add to every request.  The
+	 * start moves back by at most the idle time (one request at a time)
+	 * and the service time (never due before it arrived); the rest is
+	 * kept, up to a limit, and repaid as later requests find the disk
+	 * idle.  Time lost to a backing device or a host slower than the model
+	 * (overruns) is not credited, or the clock would drift behind real
+	 * time and hand the debt to later requests.
 	 */
-	if (ktime_before(hc->busy_until, now))
-		hc->busy_until = ktime_sub_ns(now, min_t(u64, hc->lag_ns,
-			ktime_to_ns(ktime_sub(now, hc->busy_until))));
-	hc->lag_ns = 0;
+	if (ktime_before(hc->busy_until, now)) {
+		idle = ktime_to_ns(ktime_sub(now, hc->busy_until));
+		credit = min3(hc->credit_ns, idle, service);
+		hc->credit_ns -= credit;
+		hc->stats.credited_ns += credit;
+		hc->busy_until = ktime_sub_ns(now, credit);
+	} else {
+		hc->credit_ns = 0;
+	}
 	hc->busy_until = ktime_add_ns(hc->busy_until, service);
 
+	io->due = hc->busy_until;
+	io->credit_ns = credit;
 	hc->stats.requests++;
 	hc->stats.busy_ns += service;
-	return hc->busy_until;
 }
 
 static void hddsim_io_finished(struct hddsim_c *hc)
@@ -249,6 +266,7 @@ static enum hrtimer_restart hddsim_timer_fn(struct hrtimer *timer)
 	unsigned long flags;
 	LIST_HEAD(due);
 	ktime_t now;
+	u64 late;
 
 	spin_lock_irqsave(&hc->lock, flags);
 	now = ktime_get();
@@ -257,8 +275,9 @@ static enum hrtimer_restart hddsim_timer_fn(struct hrtimer *timer)
 			hrtimer_start(timer, io->due, HRTIMER_MODE_ABS_SOFT);
 			break;
 		}
-		hc->lag_ns = ktime_to_ns(ktime_sub(now, io->due));
-		hc->stats.late_ns += hc->lag_ns;
+		late = ktime_to_ns(ktime_sub(now, io->due));
+		hc->stats.late_ns += late;
+		hc->credit_ns = min(hc->credit_ns + late, HDDSIM_MAX_CREDIT_NS);
 		io->state = HDDSIM_IO_DONE;
 		list_move_tail(&io->list, &due);
 	}
@@ -309,7 +328,7 @@ static int hddsim_map(struct dm_target *ti, struct bio *bio)
 	atomic_inc(&hc->inflight);
 
 	spin_lock_irqsave(&hc->lock, flags);
-	io->due = __hddsim_schedule(hc, start, bio_sectors(bio), ti->len);
+	__hddsim_schedule(hc, io, start, bio_sectors(bio), ti->len);
 	if (op_is_write(bio_op(bio)))
 		hc->stats.writes++;
 	else
@@ -326,6 +345,7 @@ static int hddsim_end_io(struct dm_target *ti, struct bio *bio,
 	struct hddsim_io *io = dm_per_bio_data(bio, sizeof(*io));
 	unsigned long flags;
 	ktime_t now;
+	u64 over, unused;
 
 	if (io->state == HDDSIM_IO_PASS)
 		return DM_ENDIO_DONE;
@@ -342,10 +362,17 @@ static int hddsim_end_io(struct dm_target *ti, struct bio *bio,
 	spin_lock_irqsave(&hc->lock, flags);
 	now = ktime_get();
 	if (!ktime_before(now, io->due)) {
-		/* The backing device was slower than the model. */
+		/*
+		 * The backing device was slower than the model.  Credit this
+		 * request took but could not use goes back to the bank.
+		 */
+		over = ktime_to_ns(ktime_sub(now, io->due));
 		hc->stats.overruns++;
-		hc->lag_ns = ktime_to_ns(ktime_sub(now, io->due));
-		hc->stats.late_ns += hc->lag_ns;
+		hc->stats.overrun_ns += over;
+		unused = min(over, io->credit_ns);
+		hc->stats.credited_ns -= min(unused, hc->stats.credited_ns);
+		hc->credit_ns = min(hc->credit_ns + unused,
+				    HDDSIM_MAX_CREDIT_NS);
 		spin_unlock_irqrestore(&hc->lock, flags);
 		hddsim_io_finished(hc);
 		return DM_ENDIO_DONE;
@@ -551,13 +578,15 @@ static void hddsim_status(struct dm_target *ti, status_type_t type,
 		s = hc->stats;
 		spin_unlock_irq(&hc->lock);
 
-		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
 		       s.requests, s.sequential, s.near, s.seeks, s.reads,
 		       s.writes, s.passthrough,
 		       div_u64(s.busy_ns, NSEC_PER_USEC),
 		       s.requests ? div64_u64(s.busy_ns,
 					      s.requests * NSEC_PER_USEC) : 0,
-		       div_u64(s.late_ns, NSEC_PER_USEC), s.overruns);
+		       div_u64(s.late_ns, NSEC_PER_USEC), s.overruns,
+		       div_u64(s.overrun_ns, NSEC_PER_USEC),
+		       div_u64(s.credited_ns, NSEC_PER_USEC));
 		break;
 
 	case STATUSTYPE_TABLE:

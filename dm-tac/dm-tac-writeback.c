@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dm-tac write-back: the cleaner that writes dirty blocks back to the
+ * origin, the metadata commits that make write-back state durable, and
+ * the periodic tick that drives both.
+ *
+ * The cleaner (Turbocharging sections 2.3.3 and 3.3.5) starts when dirty
+ * blocks exceed dirty_threshold percent of the cache and cleans down to a
+ * little under it, or toward zero once no user I/O arrived for
+ * clean_idle_ms, or to zero for 'flush' and a switch out of write-back.
+ * It takes dirty blocks in origin order from a moving cursor (the policy's
+ * dirty_batch()), coalesces runs of consecutive origin blocks into single
+ * origin writes of up to clean_batch blocks (group cleaning, alpha), and
+ * keeps at most cleaner_inflight of them in flight so that user I/O is not
+ * starved.  A block is marked clean only if no write reached it while it
+ * was being cleaned (its write generation did not move) and only after
+ * the origin has been flushed: a clean entry may reach the cache's
+ * metadata, and then the block may be reused, only when the origin's copy
+ * is durable.
+ */
+#include <linux/blkdev.h>
+#include <linux/crc32c.h>
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "dm-tac.h"
+
+#define TAC_TICK_MS		100
+#define TAC_MAX_CLEAN_BLOCKS	1024
+
+struct tac_clean_blk {
+	u64 oblock;
+	u32 cblock;
+	u32 gen;
+	bool nocrc;
+	bool ok;			/* read, verified and written back */
+	u16 crc[32];			/* of what was read */
+};
+
+struct tac_clean_run {
+	struct tac_cache *c;
+	struct tac_clean_blk *blk;	/* consecutive origin blocks */
+	u32 n;
+	struct page **pages;		/* n blocks of data */
+	u32 nr_pages;
+	atomic_t pending;
+	blk_status_t read_status;
+	blk_status_t write_status;
+	struct completion done;
+};
+
+static void tac_run_read_endio(struct bio *bio)
+{
+	struct tac_clean_run *run = bio->bi_private;
+
+	if (bio->bi_status)
+		run->read_status = bio->bi_status;
+	bio_put(bio);
+	if (atomic_dec_and_test(&run->pending))
+		complete(&run->done);
+}
+
+static void tac_run_write_endio(struct bio *bio)
+{
+	struct tac_clean_run *run = bio->bi_private;
+
+	run->write_status = bio->bi_status;
+	bio_put(bio);
+	complete(&run->done);
+}
+
+static void tac_run_free(struct tac_clean_run *run)
+{
+	u32 i;
+
+	if (run->pages) {
+		for (i = 0; i < run->nr_pages; i++)
+			if (run->pages[i])
+				__free_page(run->pages[i]);
+		kvfree(run->pages);
+	}
+}
+
+static int tac_run_alloc(struct tac_cache *c, struct tac_clean_run *run)
+{
+	u32 per_block = (c->block_sectors << SECTOR_SHIFT) / PAGE_SIZE, i;
+
+	run->nr_pages = run->n * max(per_block, 1U);
+	run->pages = kvcalloc(run->nr_pages, sizeof(*run->pages), GFP_NOIO);
+	if (!run->pages)
+		return -ENOMEM;
+	for (i = 0; i < run->nr_pages; i++) {
+		run->pages[i] = alloc_page(GFP_NOIO);
+		if (!run->pages[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A bio over @n blocks' worth of the run's pages, from block @first. */
+static struct bio *tac_run_bio(struct tac_cache *c, struct tac_clean_run *run,
+			       u32 first, u32 n, struct block_device *bdev,
+			       blk_opf_t opf)
+{
+	u32 bytes = c->block_sectors << SECTOR_SHIFT;
+	u32 per_block = DIV_ROUND_UP(bytes, PAGE_SIZE), i;
+	struct bio *bio;
+
+	bio = bio_alloc_bioset(bdev, n * per_block, opf, GFP_NOIO, &c->bs);
+	for (i = first * per_block; i < (first + n) * per_block; i++)
+		__bio_add_page(bio, run->pages[i], min_t(u32, PAGE_SIZE, bytes),
+			       0);
+	bio->bi_private = run;
+	return bio;
+}
+
+/* Read the run's blocks from the cache (one bio per block). */
+static void tac_run_start_reads(struct tac_cache *c, struct tac_clean_run *run)
+{
+	u32 i;
+
+	atomic_set(&run->pending, run->n);
+	for (i = 0; i < run->n; i++) {
+		struct bio *bio = tac_run_bio(c, run, i, 1, c->cache,
+					      REQ_OP_READ);
+
+		bio->bi_iter.bi_sector = tac_cblock_sector(c,
+							   run->blk[i].cblock);
+		bio->bi_end_io = tac_run_read_endio;
+		submit_bio_noacct(bio);
+	}
+}
+
+/* Checksum what was read; a block whose checksums are known must match. */
+static bool tac_run_verify(struct tac_cache *c, struct tac_clean_run *run)
+{
+	u32 unit = SECTOR_SIZE << c->unit_shift, per_block, i, u, p;
+	bool good = true;
+
+	per_block = DIV_ROUND_UP(c->block_sectors << SECTOR_SHIFT, PAGE_SIZE);
+	for (i = 0; i < run->n; i++) {
+		struct tac_clean_blk *b = &run->blk[i];
+		u32 off = 0;
+
+		for (u = 0; u < c->units; u++) {
+			u32 crc = ~0U, left = unit;
+
+			while (left) {
+				u32 pg = off / PAGE_SIZE, in = off % PAGE_SIZE;
+				u32 len = min_t(u32, left, PAGE_SIZE - in);
+				void *v;
+
+				p = i * per_block + pg;
+				v = kmap_local_page(run->pages[p]);
+				crc = crc32c(crc, v + in, len);
+				kunmap_local(v);
+				off += len;
+				left -= len;
+			}
+			b->crc[u] = crc;
+		}
+		if (!b->nocrc) {
+			u16 *want;
+
+			spin_lock_irq(&c->lock);
+			want = &c->crc[(u64)b->cblock * c->units];
+			if (memcmp(want, b->crc, c->units * sizeof(u16)) &&
+			    __wt_gen(c, b->oblock) == b->gen) {
+				__tac_fail(c, "a dirty block failed its checksum during write-back");
+				good = false;
+			}
+			spin_unlock_irq(&c->lock);
+		}
+	}
+	return good;
+}
+
+/*
+ * Take up to a batch of dirty blocks in origin order from the cursor, pin
+ * them and group them into runs.  Blocks with a write in flight are left
+ * for later: their data may change under the read.
+ */
+static u32 tac_clean_pick(struct tac_cache *c, struct tac_clean_blk *blk,
+			  struct tac_mapping *maps, u32 max)
+{
+	u32 n, i, k = 0;
+
+	spin_lock_irq(&c->lock);
+	n = c->policy->ops->dirty_batch(c->policy, to_oblock(c->clean_cursor),
+					maps, max);
+	for (i = 0; i < n; i++) {
+		u32 cb = from_cblock(maps[i].cblock);
+		u64 ob = from_oblock(maps[i].oblock);
+
+		if (__wt_inflight(c, ob) || !__tac_pinnable(c, cb))
+			continue;
+		__tac_pin(c, cb);
+		blk[k].oblock = ob;
+		blk[k].cblock = cb;
+		blk[k].gen = __wt_gen(c, ob);
+		blk[k].nocrc = c->cb_state[cb] & CB_NOCRC;
+		blk[k].ok = false;
+		k++;
+	}
+	if (n)
+		c->clean_cursor = from_oblock(maps[n - 1].oblock) + 1;
+	spin_unlock_irq(&c->lock);
+	return k;
+}
+
+/* Clean one batch; returns the number of blocks made clean, or -errno. */
+static int tac_clean_batch(struct tac_cache *c)
+{
+	u32 batch = min_t(u32, c->tun.clean_batch * c->tun.cleaner_inflight,
+			  TAC_MAX_CLEAN_BLOCKS);
+	u32 per_block = DIV_ROUND_UP(c->block_sectors << SECTOR_SHIFT,
+				     PAGE_SIZE);
+	u32 max_run = min_t(u32, c->tun.clean_batch,
+			    max(BIO_MAX_VECS / per_block, 1U));
+	struct tac_clean_run *runs = NULL;
+	struct tac_clean_blk *blk;
+	struct tac_mapping *maps;
+	u32 n, nr_runs = 0, i, r0, cleaned = 0, writes = 0;
+	int r = 0;
+
+	blk = kvcalloc(batch, sizeof(*blk), GFP_NOIO);
+	maps = kvcalloc(batch, sizeof(*maps), GFP_NOIO);
+	runs = kvcalloc(batch, sizeof(*runs), GFP_NOIO);
+	if (!blk || !maps || !runs) {
+		r = -ENOMEM;
+		goto out;
+	}
+	n = tac_clean_pick(c, blk, maps, batch);
+	if (!n)
+		goto out;
+
+	/* Group cleaning: consecutive origin blocks share one write. */
+	for (i = 0; i < n; i++) {
+		struct tac_clean_run *run = &runs[nr_runs - (nr_runs > 0)];
+
+		if (nr_runs && run->n < max_run &&
+		    run->blk[run->n - 1].oblock + 1 == blk[i].oblock) {
+			run->n++;
+			continue;
+		}
+		run = &runs[nr_runs++];
+		run->c = c;
+		run->blk = &blk[i];
+		run->n = 1;
+	}
+
+	/* At most cleaner_inflight runs at a time. */
+	for (r0 = 0; r0 < nr_runs; r0 += c->tun.cleaner_inflight) {
+		u32 end = min(nr_runs, r0 + c->tun.cleaner_inflight);
+
+		for (i = r0; i < end; i++) {
+			init_completion(&runs[i].done);
+			if (tac_run_alloc(c, &runs[i])) {
+				runs[i].read_status = BLK_STS_RESOURCE;
+				complete(&runs[i].done);
+				continue;
+			}
+			tac_run_start_reads(c, &runs[i]);
+		}
+		for (i = r0; i < end; i++) {
+			struct tac_clean_run *run = &runs[i];
+			struct bio *bio;
+
+			wait_for_completion(&run->done);
+			if (run->read_status) {
+				if (run->read_status != BLK_STS_RESOURCE) {
+					spin_lock_irq(&c->lock);
+					__tac_fail(c, "a dirty block could not be read for write-back");
+					spin_unlock_irq(&c->lock);
+				}
+				continue;
+			}
+			if (!tac_run_verify(c, run)) {
+				run->read_status = BLK_STS_IOERR;
+				continue;
+			}
+			reinit_completion(&run->done);
+			bio = tac_run_bio(c, run, 0, run->n, c->origin,
+					  REQ_OP_WRITE);
+			bio->bi_iter.bi_sector =
+				run->blk[0].oblock << c->block_shift;
+			bio->bi_end_io = tac_run_write_endio;
+			submit_bio_noacct(bio);
+			writes++;
+		}
+		for (i = r0; i < end; i++) {
+			struct tac_clean_run *run = &runs[i];
+			u32 j;
+
+			if (run->read_status)
+				continue;
+			wait_for_completion(&run->done);
+			if (run->write_status) {
+				DMERR_LIMIT("write-back to the origin failed (block %llu): kept dirty",
+					    run->blk[0].oblock);
+				continue;
+			}
+			for (j = 0; j < run->n; j++)
+				run->blk[j].ok = true;
+		}
+	}
+
+	/* The origin's copies must be durable before anything says clean. */
+	if (writes && blkdev_issue_flush(c->origin)) {
+		DMERR_LIMIT("flushing the origin after write-back failed");
+		for (i = 0; i < n; i++)
+			blk[i].ok = false;
+	}
+
+	spin_lock_irq(&c->lock);
+	for (i = 0; i < n; i++) {
+		struct tac_clean_blk *b = &blk[i];
+		u16 st = c->cb_state[b->cblock];
+
+		if (b->ok && !(st & CB_DOOMED) &&
+		    __wt_gen(c, b->oblock) == b->gen) {
+			/* What was read is on the origin: known checksums. */
+			memcpy(&c->crc[(u64)b->cblock * c->units], b->crc,
+			       c->units * sizeof(u16));
+			c->cb_state[b->cblock] &= ~CB_NOCRC;
+			c->policy->ops->clear_dirty(c->policy,
+						    to_cblock(b->cblock));
+			tac_md_changed(c, b->cblock);
+			c->n.writebacks++;
+			cleaned++;
+		}
+		__tac_unpin(c, b->cblock);
+	}
+	c->n.cleaner_writes += writes;
+	spin_unlock_irq(&c->lock);
+	r = cleaned;
+out:
+	for (i = 0; runs && i < nr_runs; i++)
+		tac_run_free(&runs[i]);
+	kvfree(runs);
+	kvfree(maps);
+	kvfree(blk);
+	return r;
+}
+
+static u32 __nr_dirty(struct tac_cache *c)
+{
+	struct tac_policy_stats ps;
+
+	c->policy->ops->stats(c->policy, &ps);
+	return ps.nr_dirty;
+}
+
+/* What the cleaner should do now (lock held). */
+static enum tac_cleaner_state __clean_goal(struct tac_cache *c)
+{
+	u64 dirty = __nr_dirty(c);
+	u64 high = (u64)c->tun.dirty_threshold * c->nr_cblocks / 100;
+	u64 low = high - high / 20;	/* "a little under" the threshold */
+
+	if (!dirty) {
+		c->flush_wanted = false;
+		return CLEANER_IDLE;
+	}
+	if (c->flush_wanted)
+		return CLEANER_FLUSH;
+	if (dirty > high || (c->cleaner == CLEANER_THRESHOLD && dirty > low))
+		return CLEANER_THRESHOLD;
+	if (c->tun.clean_idle_ms &&
+	    time_after_eq(jiffies, c->last_io +
+			  msecs_to_jiffies(c->tun.clean_idle_ms)))
+		return CLEANER_IDLE_CLEAN;
+	return CLEANER_IDLE;
+}
+
+static void tac_cleaner_worker(struct work_struct *work)
+{
+	struct tac_cache *c = container_of(to_delayed_work(work),
+					   struct tac_cache, cleaner_work);
+	enum tac_cleaner_state goal;
+	int r;
+
+	for (;;) {
+		spin_lock_irq(&c->lock);
+		goal = __clean_goal(c);
+		c->cleaner = goal;
+		spin_unlock_irq(&c->lock);
+		if (goal == CLEANER_IDLE || READ_ONCE(c->cleaner_stopped))
+			break;
+
+		r = tac_clean_batch(c);
+		if (r > 0)
+			tac_md_commit(c);	/* cleaned blocks become reusable */
+		wake_up(&c->clean_wait);
+		if (r <= 0) {
+			/* Nothing cleanable now (busy or failing): retry. */
+			if (!READ_ONCE(c->cleaner_stopped))
+				queue_delayed_work(c->wb_wq, &c->cleaner_work,
+						   msecs_to_jiffies(TAC_TICK_MS));
+			break;
+		}
+		cond_resched();
+	}
+	wake_up(&c->clean_wait);
+}
+
+/* Metadata commits for flushes, FUA writes and the interval. */
+static void tac_commit_worker(struct work_struct *work)
+{
+	struct tac_cache *c = container_of(work, struct tac_cache, commit_work);
+	struct bio_list waiters;
+	struct bio *bio;
+	int r;
+
+	spin_lock_irq(&c->lock);
+	waiters = c->commit_waiters;
+	bio_list_init(&c->commit_waiters);
+	spin_unlock_irq(&c->lock);
+
+	r = tac_md_commit(c);
+	while ((bio = bio_list_pop(&waiters))) {
+		bio->bi_status = errno_to_blk_status(r);
+		bio_endio(bio);
+	}
+}
+
+/* Every TAC_TICK_MS: interval commits, idle cleaning, the cleaning rate. */
+static void tac_tick(struct work_struct *work)
+{
+	struct tac_cache *c = container_of(to_delayed_work(work),
+					   struct tac_cache, tick_work);
+	unsigned long now = jiffies;
+	bool commit, clean;
+
+	spin_lock_irq(&c->lock);
+	if (time_after_eq(now, c->clean_mark_time + HZ)) {
+		c->clean_rate = div_u64((c->n.writebacks - c->clean_mark) * HZ,
+					now - c->clean_mark_time);
+		c->clean_mark = c->n.writebacks;
+		c->clean_mark_time = now;
+	}
+	commit = __tac_wb_active(c) &&
+		 !bitmap_empty(c->md_changed, c->md.geo.map_pages) &&
+		 time_after_eq(now, c->md.last_commit +
+			       msecs_to_jiffies(c->tun.commit_interval));
+	clean = __clean_goal(c) != CLEANER_IDLE;
+	spin_unlock_irq(&c->lock);
+
+	if (commit)
+		queue_work(c->commit_wq, &c->commit_work);
+	if (clean)
+		tac_wb_kick(c);
+	if (!READ_ONCE(c->cleaner_stopped))
+		queue_delayed_work(c->wb_wq, &c->tick_work,
+				   msecs_to_jiffies(TAC_TICK_MS));
+}
+
+void tac_wb_init(struct tac_cache *c)
+{
+	INIT_WORK(&c->commit_work, tac_commit_worker);
+	INIT_DELAYED_WORK(&c->cleaner_work, tac_cleaner_worker);
+	INIT_DELAYED_WORK(&c->tick_work, tac_tick);
+	init_waitqueue_head(&c->clean_wait);
+	c->cleaner_stopped = true;
+	c->clean_mark_time = jiffies;
+}
+
+/* Any context: let the cleaner look at the situation. */
+void tac_wb_kick(struct tac_cache *c)
+{
+	if (!READ_ONCE(c->cleaner_stopped))
+		mod_delayed_work(c->wb_wq, &c->cleaner_work, 0);
+}
+
+void tac_wb_start(struct tac_cache *c)
+{
+	WRITE_ONCE(c->cleaner_stopped, false);
+	queue_delayed_work(c->wb_wq, &c->tick_work,
+			   msecs_to_jiffies(TAC_TICK_MS));
+	tac_wb_kick(c);
+}
+
+/* Suspend: no cleaning until resume (dirty blocks stay dirty). */
+void tac_wb_stop(struct tac_cache *c)
+{
+	WRITE_ONCE(c->cleaner_stopped, true);
+	cancel_delayed_work_sync(&c->tick_work);
+	cancel_delayed_work_sync(&c->cleaner_work);
+	flush_work(&c->commit_work);
+}
+
+/*
+ * 'flush' (and leaving write-back): clean every dirty block and commit.
+ * Returns 0 when nothing is dirty, -EINTR if a signal came first (the
+ * cleaning goes on), -EIO if the cache failed with dirty blocks left.
+ */
+int tac_wb_flush(struct tac_cache *c)
+{
+	u32 dirty;
+	int r;
+
+	spin_lock_irq(&c->lock);
+	c->flush_wanted = true;
+	spin_unlock_irq(&c->lock);
+	tac_wb_kick(c);
+
+	r = wait_event_interruptible(c->clean_wait, ({
+		spin_lock_irq(&c->lock);
+		dirty = __nr_dirty(c);
+		spin_unlock_irq(&c->lock);
+		!dirty || READ_ONCE(c->health) == TAC_FAIL ||
+		READ_ONCE(c->cleaner_stopped);
+	}));
+	if (r)
+		return -EINTR;
+	if (dirty) {
+		DMERR("flush: %u dirty blocks could not be written back", dirty);
+		return -EIO;
+	}
+	return tac_md_commit(c);
+}

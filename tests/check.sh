@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The whole test run: user-space unit tests, then the VM selftests in one
+# boot per kernel.  Ends with one line "N passed, N failed, N skipped"
+# (test cases, all parts together) and exits non-zero if anything failed,
+# including a part that could not run at all.
+#
+#   tests/check.sh [unit] [vm:KVER]...     default: unit vm:6.1 vm:6.12
+#   TESTS="tac_hits.sh ..."                 only these VM selftests
+
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+out=$top/out/check
+mkdir -p "$out"
+
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(unit vm:6.1 vm:6.12)
+
+passed=0
+failed=0
+skipped=0
+broken=()
+
+add() {
+	passed=$((passed + $1))
+	failed=$((failed + $2))
+	skipped=$((skipped + $3))
+}
+
+for part in "${parts[@]}"; do
+	start=$(date +%s)
+	case $part in
+	unit)
+		echo "== unit tests"
+		make -s --no-print-directory -C tests/unit check 2>&1 |
+			tee "$out/unit.log"
+		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/unit.log" |
+		       tail -n1)
+		if [ -z "$line" ]; then
+			broken+=("unit tests did not run to the end")
+		else
+			add $(echo "$line" | awk '{ print $1, $3, 0 }')
+		fi
+		;;
+	vm:*)
+		k=${part#vm:}
+		echo "== VM selftests on $k"
+		rw=$out/vm-$k
+		rm -rf "$rw"
+		mkdir -p "$rw"
+		# shellcheck disable=SC2086
+		qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console-$k.log" \
+			-- tests/selftests/run_all.sh -o "$rw/counts" ${TESTS:-}
+		rc=$?
+		if [ -r "$rw/counts" ]; then
+			add $(cat "$rw/counts")
+		fi
+		if [ ! -r "$rw/counts" ] || [ "$rc" -ge 124 ]; then
+			broken+=("VM selftests on $k: exit $rc (see $out/console-$k.log)")
+		fi
+		;;
+	*)
+		echo "unknown part '$part'" >&2
+		exit 2
+		;;
+	esac
+	echo "== $part took $(( $(date +%s) - start ))s"
+done
+
+for b in "${broken[@]}"; do
+	echo "BROKEN: $b"
+	failed=$((failed + 1))	# a part that did not run is a failure
+done
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ ${#broken[@]} -eq 0 ]

@@ -1,0 +1,120 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Cache device errors never reach the user while the origin works, and a
+# cache that loses writes silently never serves wrong data (every hit is
+# checked against the data's checksums).  Too many cache errors switch
+# the target to passthrough.  Origin errors do reach the user.
+#
+# The cache and the origin sit on dm-linear devices whose tables are
+# swapped for dm-flakey (drop_writes, error_writes) and dm-error.
+
+. "$(dirname "$0")/lib.sh"
+require dmsetup losetup
+
+scratch_dev origin_lo 32 || ksft_skip "no loop devices"
+scratch_dev cache_lo 16
+modprobe dm-flakey 2>/dev/null
+
+olen=$(sectors "$origin_lo")
+clen=$(sectors "$cache_lo")
+dmsetup create tacerr_o --table "0 $olen linear $origin_lo 0" &&
+	at_exit "dm_remove tacerr_o"
+dmsetup create tacerr_c --table "0 $clen linear $cache_lo 0" &&
+	at_exit "dm_remove tacerr_c"
+origin=/dev/mapper/tacerr_o
+cache=/dev/mapper/tacerr_c
+dev=/dev/mapper/tacerr
+
+# swap NAME TABLE: replace a device's table while the cache runs on it.
+swap() {
+	dmsetup suspend "$1" && dmsetup reload "$1" --table "$2" &&
+		dmsetup resume "$1"
+}
+
+dd if=/dev/urandom of="$origin" bs=1M count=32 oflag=direct status=none
+tac_create tacerr "$origin" "$cache" 8 mode writethrough error_threshold 1000 ||
+	ksft_skip "cannot create the device"
+
+# Cache 4 MiB at offset 0: read until it is (fills are throttled by
+# max_cache_inflight, so one pass may not fill every block).
+for i in 1 2 3; do
+	dd if="$dev" of=/dev/null bs=64k count=64 iflag=direct status=none
+	sleep 1
+done
+dmsetup message tacerr 0 reset_stats
+dd if="$dev" of=/dev/null bs=64k count=64 iflag=direct status=none
+check_eq "setup: the region is cached (1024 hits)" 1024 "$(tac_field tacerr 4)"
+
+# 1. The cache silently drops writes: write-through writes to cached
+#    blocks leave stale data there.  Reads must still be right.
+if swap tacerr_c "0 $clen flakey $cache_lo 0 0 3600 1 drop_writes"; then
+	dd if=/dev/urandom of="$dev" bs=4k count=256 seek=0 oflag=direct status=none
+	check_eq "dropped cache writes: reads return the new data" \
+		"$(dev_md5 "$origin" 0 1)" "$(dev_md5 "$dev" 0 1)"
+	check_ge "dropped cache writes: detected as checksum errors" 1 \
+		"$(tac_field tacerr 16)"
+	# Fills dropped too: a fresh region read twice.
+	dd if="$dev" of=/dev/null bs=64k skip=128 count=32 iflag=direct status=none
+	sleep 1
+	check_eq "dropped fills: the region still reads right" \
+		"$(dev_md5 "$origin" 8 2)" "$(dev_md5 "$dev" 8 2)"
+	swap tacerr_c "0 $clen linear $cache_lo 0"
+else
+	tap_skip "dropped cache writes" "dm-flakey unavailable"
+fi
+
+# 2. Cache writes fail: the user's writes still succeed.
+e0=$(tac_field tacerr 16)
+if swap tacerr_c "0 $clen flakey $cache_lo 0 0 3600 1 error_writes"; then
+	dd if="$dev" of=/dev/null bs=64k count=16 iflag=direct status=none
+	if dd if=/dev/urandom of="$dev" bs=4k count=64 seek=16 oflag=direct status=none; then
+		tap_ok "failed cache writes: the user's write succeeds"
+	else
+		tap_fail "failed cache writes: the user's write succeeds" "dd failed"
+	fi
+	check_eq "failed cache writes: the data is right" \
+		"$(dev_md5 "$origin" 0 1)" "$(dev_md5 "$dev" 0 1)"
+	check_ge "failed cache writes are counted" $((e0 + 1)) \
+		"$(tac_field tacerr 16)"
+	swap tacerr_c "0 $clen linear $cache_lo 0"
+else
+	tap_skip "failed cache writes" "dm-flakey unavailable"
+fi
+
+# 3. The cache device dies: reads come from the origin, and after
+#    error_threshold errors the target switches to passthrough.
+dmsetup message tacerr 0 set error_threshold 4
+dd if="$dev" of=/dev/null bs=64k count=64 iflag=direct status=none
+sleep 1
+swap tacerr_c "0 $clen error"
+check_eq "dead cache: every byte still reads right" \
+	"$(dev_md5 "$origin" 0 4)" "$(dev_md5 "$dev" 0 4)"
+check_eq "dead cache: switched to passthrough" passthrough \
+	"$(tac_field tacerr 11)"
+check_eq "dead cache: status says degraded" degraded "$(tac_field tacerr 19)"
+kmsg_has "switching to passthrough" &&
+	tap_ok "dead cache: the switch is logged" ||
+	tap_fail "dead cache: the switch is logged" "no DMERR line"
+check_cmd "dead cache: writes still succeed" \
+	dd if=/dev/zero of="$dev" bs=4k count=16 oflag=direct status=none
+swap tacerr_c "0 $clen linear $cache_lo 0"
+dmsetup message tacerr 0 mode writethrough
+check_eq "mode message re-arms after a degradation" ok \
+	"$(tac_field tacerr 19)"
+
+# 4. Origin errors reach the user, on reads and writes.
+swap tacerr_o "0 $olen error"
+if dd if="$dev" of=/dev/null bs=4k skip=5000 count=1 iflag=direct status=none 2>/dev/null; then
+	tap_fail "origin read error reaches the user" "read succeeded"
+else
+	tap_ok "origin read error reaches the user"
+fi
+if dd if=/dev/zero of="$dev" bs=4k seek=5000 count=1 oflag=direct status=none 2>/dev/null; then
+	tap_fail "origin write error reaches the user" "write succeeded"
+else
+	tap_ok "origin write error reaches the user"
+fi
+swap tacerr_o "0 $olen linear $origin_lo 0"
+
+tap_done

@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Every message and the status fields added with caching: mode switches,
+# set (accepted, refused, reflected in TABLE), invalidate, reset_stats,
+# heat; the request classification counters; optional table arguments.
+
+. "$(dirname "$0")/lib.sh"
+require dmsetup losetup
+
+scratch_dev origin 64 || ksft_skip "no loop devices"
+scratch_dev cache 16
+dev=/dev/mapper/tacmsg
+
+tac_create tacmsg "$origin" "$cache" 8 || ksft_skip "cannot create the device"
+check_eq "the default mode is writethrough" writethrough "$(tac_field tacmsg 11)"
+check_eq "status field 19 (state) starts ok" ok "$(tac_field tacmsg 19)"
+
+for m in writearound passthrough writethrough; do
+	dmsetup message tacmsg 0 mode "$m"
+	check_eq "mode message switches to $m" "$m" "$(tac_field tacmsg 11)"
+	check_eq "TABLE follows the mode ($m)" "mode $m" \
+		"$(dmsetup table tacmsg | awk '{ print $8, $9 }')"
+done
+
+refused() {
+	local desc=$1 expect=$2
+	shift 2
+	kmsg_mark
+	if dmsetup message tacmsg 0 "$@" 2>/dev/null; then
+		tap_fail "refused: $desc" "accepted"
+	elif kmsg_has "$expect"; then
+		tap_ok "refused: $desc"
+	else
+		tap_fail "refused: $desc" "kernel said: $(dmesg | tail -n 1)"
+	fi
+}
+refused "mode with a bad name" "usage: mode" mode sideways
+refused "mode without a name" "usage: mode" mode
+refused "set of an unknown tunable" "unknown tunable 'frob'" set frob 1
+refused "set of extent_size (not online)" "extent_size can only change" set extent_size 64
+refused "set of stats_extents (not online)" "stats_extents can only change" set stats_extents 8192
+refused "set admit_margin 1001 (out of range)" "admit_margin must be an integer from 0 to 1000" set admit_margin 1001
+refused "set with trailing junk" "fill_threshold must be an integer" set fill_threshold 50x
+refused "set seq_threshold >= seq_window" "seq_threshold must be below seq_window" set seq_threshold 20
+refused "heat 0" "usage: heat" heat 0
+refused "heat 5000" "usage: heat" heat 5000
+refused "invalidate with an argument" "unknown message" invalidate now
+
+# set: every online tunable, reflected in TABLE.
+for kv in "seq_window 32" "seq_threshold 3" "aging_period 100000" \
+	  "admit_margin 5" "fill_threshold 80" "cost_hdd_random_us 9000" \
+	  "cost_hdd_seq_us 40" "cost_cache_us 25" "max_cache_inflight 64" \
+	  "error_threshold 3"; do
+	# shellcheck disable=SC2086
+	dmsetup message tacmsg 0 set $kv
+	case " $(dmsetup table tacmsg) " in
+	*" $kv "*) tap_ok "set $kv shows in TABLE" ;;
+	*) tap_fail "set $kv shows in TABLE" "$(dmsetup table tacmsg)" ;;
+	esac
+done
+check_cmd "TABLE after set is a valid table (reload)" \
+	dmsetup reload tacmsg --table "$(dmsetup table tacmsg)"
+dmsetup clear tacmsg
+
+# Classification counters: a random read is random, a scan sequential.
+dmsetup message tacmsg 0 reset_stats
+for i in 7 900 300 2000 50 1500 1111 4000; do
+	dd if="$dev" of=/dev/null bs=4k skip=$i count=1 iflag=direct status=none
+done
+check_eq "8 scattered 4 KiB reads are random requests" 8 "$(tac_field tacmsg 13)"
+check_eq "...and no sequential ones" 0 "$(tac_field tacmsg 12)"
+dd if="$dev" of=/dev/null bs=128k skip=100 count=10 iflag=direct status=none
+check_eq "10 reads of 128 KiB are sequential requests" 10 "$(tac_field tacmsg 12)"
+check_ge "extents are tracked" 9 "$(tac_field tacmsg 17)"
+
+# heat: the hottest extents, hottest first, three fields each.
+out=$(dmsetup message tacmsg 0 heat 3)
+check_eq "heat 3 returns three lines" 3 "$(echo "$out" | wc -l)"
+sorted=$(echo "$out" | awk '{ print $3 }' | sort -rn | tr '\n' ' ')
+check_eq "heat lines are hottest first" "$sorted" \
+	"$(echo "$out" | awk '{ print $3 }' | tr '\n' ' ')"
+check_eq "heat: extent and start sector agree (32 blocks of 8 sectors)" \
+	"$(echo "$out" | awk 'NR==1 { print $1 * 256 }')" \
+	"$(echo "$out" | awk 'NR==1 { print $2 }')"
+
+# invalidate drops every clean block; reset_stats zeroes the counters.
+sleep 1
+check_ge "blocks are cached before invalidate" 1 "$(tac_field tacmsg 2 | cut -d/ -f1)"
+dmsetup message tacmsg 0 invalidate
+check_eq "invalidate drops every block" 0 "$(tac_field tacmsg 2 | cut -d/ -f1)"
+check_ge "invalidate counts its invalidations" 1 "$(tac_field tacmsg 15)"
+dmsetup message tacmsg 0 reset_stats
+check_eq "reset_stats zeroes the counters" "0 0 0 0 0 0 0 0 0 0 0 0" \
+	"$(dmsetup status tacmsg | awk '{ print $7,$8,$9,$10,$11,$12,$13,$15,$16,$17,$18,$19 }')"
+dm_remove tacmsg
+
+# Every optional argument on the table line comes back in TABLE, in
+# canonical order.
+opts="mode writearound extent_size 64 seq_window 16 seq_threshold 3 aging_period 5000 admit_margin 2 fill_threshold 90 cost_hdd_random_us 8000 cost_hdd_seq_us 20 cost_cache_us 30 max_cache_inflight 32 stats_extents 4096 error_threshold 5 no_discard_passdown"
+dmsetup create tacmsg --table "0 $(sectors "$origin") tac $origin $cache 8 28 $opts format" &&
+	at_exit "dm_remove tacmsg"
+check_eq "TABLE reproduces every optional argument" "28 $opts format" \
+	"$(dmsetup table tacmsg | cut -d' ' -f7-)"
+dm_remove tacmsg
+
+tap_done

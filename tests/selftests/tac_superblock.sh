@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The cache device's superblock: an all-zero device is formatted, a dm-tac
+# cache is reused (same UUID) when it matches, 'format' overwrites, a torn
+# or damaged slot falls back to the other one, the clean/unclean shutdown
+# state is recorded, and table reloads share the live cache.
+
+. "$(dirname "$0")/lib.sh"
+require dmsetup losetup python3
+
+scratch_dev origin 16 || ksft_skip "no loop devices"
+scratch_dev cache 8
+scratch_dev foreign 8
+
+tac_create tacsb "$origin" "$cache" 8 mode passthrough ||
+	ksft_skip "cannot create the device"
+uuid=$(sb_field "$cache" uuid)
+check_eq "zeroed cache device gets formatted (valid superblock)" \
+	valid "$(sb_field "$cache" state)"
+check_eq "superblock records block_size" 8 "$(sb_field "$cache" block_sectors)"
+check_eq "superblock records the origin size" "$(sectors "$origin")" \
+	"$(sb_field "$cache" origin_sectors)"
+check_eq "a running cache is marked unclean on disk" False \
+	"$(sb_field "$cache" clean)"
+total=$(tac_field tacsb 2 | cut -d/ -f2)
+check_eq "status total blocks match the superblock" \
+	"$(sb_field "$cache" nr_cblocks)" "$total"
+dm_remove tacsb
+check_eq "a removed cache is marked clean on disk" True \
+	"$(sb_field "$cache" clean)"
+
+kmsg_mark
+tac_create tacsb "$origin" "$cache" 8 mode passthrough
+check_eq "re-creating reuses the cache (same UUID)" "$uuid" \
+	"$(sb_field "$cache" uuid)"
+kmsg_has "reusing" && kmsg_has "last shutdown clean" &&
+	tap_ok "reuse is logged with the clean shutdown state" ||
+	tap_fail "reuse is logged with the clean shutdown state" "$(dmesg | grep tac)"
+
+# Reload with the same table: the live cache is shared, not re-read.
+table=$(dmsetup table tacsb)
+check_cmd "reload with the same table" dmsetup reload tacsb --table "$table"
+check_cmd "suspend and resume to the reloaded table" \
+	sh -c "dmsetup suspend tacsb && dmsetup resume tacsb"
+check_eq "reload keeps the UUID" "$uuid" "$(sb_field "$cache" uuid)"
+kmsg_mark
+bad=${table/ 8 2 mode/ 16 2 mode}
+if dmsetup reload tacsb --table "$bad" 2>/dev/null; then
+	tap_fail "a reload cannot change the block size" "accepted"
+	dmsetup clear tacsb
+else
+	kmsg_has "tac: A reload cannot change the block size" &&
+		tap_ok "a reload cannot change the block size" ||
+		tap_fail "a reload cannot change the block size" "$(dmesg | grep tac | tail -n1)"
+fi
+dm_remove tacsb
+
+# Unclean shutdown: pretend the last run never finished.
+cur=$("$TACMETA" dump "$cache" | python3 -c 'import json,sys; print(json.load(sys.stdin)["current"])')
+"$TACMETA" set "$cache" "$cur" flags=0
+kmsg_mark
+tac_create tacsb "$origin" "$cache" 8 mode passthrough
+kmsg_has "last shutdown unclean" &&
+	tap_ok "an unclean shutdown is detected and logged" ||
+	tap_fail "an unclean shutdown is detected and logged" "$(dmesg | grep tac)"
+dm_remove tacsb
+
+# One damaged slot: the other (older but valid) slot is used.
+cur=$("$TACMETA" dump "$cache" | python3 -c 'import json,sys; print(json.load(sys.stdin)["current"])')
+"$TACMETA" flip "$cache" $((cur * 4096 + 300)) 1
+kmsg_mark
+if tac_create tacsb "$origin" "$cache" 8 mode passthrough; then
+	check_eq "a damaged superblock slot falls back to the other slot" \
+		"$uuid" "$(sb_field "$cache" uuid)"
+	dm_remove tacsb
+else
+	tap_fail "a damaged superblock slot falls back to the other slot" \
+		"refused: $(dmesg | grep tac | tail -n1)"
+fi
+
+# 'format' makes a new cache over an old one, and over a foreign device.
+tac_create tacsb "$origin" "$cache" 8 mode passthrough format
+new=$(sb_field "$cache" uuid)
+[ "$new" != "$uuid" ] && [ "$new" != none ] &&
+	tap_ok "'format' re-formats a dm-tac cache (new UUID)" ||
+	tap_fail "'format' re-formats a dm-tac cache (new UUID)" "old $uuid new $new"
+check_eq "TABLE shows 'format'" "3 mode passthrough format" \
+	"$(dmsetup table tacsb | cut -d' ' -f7-)"
+dm_remove tacsb
+
+printf 'some file system' | dd of="$foreign" bs=512 seek=1 conv=notrunc status=none
+tac_create tacsb "$origin" "$foreign" 16 mode passthrough format &&
+	check_eq "'format' takes a foreign device" valid "$(sb_field "$foreign" state)" ||
+	tap_fail "'format' takes a foreign device" "refused"
+dm_remove tacsb
+
+# A length rounded down to block_size is accepted (the tail is uncached).
+truncate -s $((16 * 1048576 + 2048)) "$_scratch/origin.img"
+losetup -c "$origin"
+full=$(sectors "$origin")
+dmsetup create tacsb --table "0 $full tac $origin $foreign 16 3 mode passthrough format" &&
+	tap_ok "length = origin size with a partial last block is accepted" ||
+	tap_fail "length = origin size with a partial last block is accepted" "refused"
+dm_remove tacsb
+dmsetup create tacsb --table "0 $((full / 16 * 16)) tac $origin $foreign 16 3 mode passthrough format" &&
+	tap_ok "length = origin size rounded down to block_size is accepted" ||
+	tap_fail "length = origin size rounded down to block_size is accepted" "refused"
+dm_remove tacsb
+
+tap_done

@@ -1,0 +1,194 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Write-back: writes land in the cache only and make blocks dirty; dirty
+# data is read back from the cache; FLUSH and FUA commit the metadata;
+# the cleaner writes back in origin order with coalescing, above the
+# dirty threshold, when idle, and under constant load; 'flush' and a mode
+# switch empty the cache of dirty data; suspend, removal and an unclean
+# stop keep dirty blocks; damaged metadata is refused (discard_dirty
+# overrides); a failing cache returns errors, never stale data.
+
+. "$(dirname "$0")/lib.sh"
+require dmsetup losetup fio python3
+
+scratch_dev origin 64 || ksft_skip "no loop devices"
+scratch_dev cache 16
+dev=/dev/mapper/tacwb
+
+writes() { awk '{ print $5 }' "/sys/block/$(basename "$1")/stat"; }
+dirty() { tac_field tacwb 3; }
+# wait_until DESC SECONDS CONDITION...: poll a shell condition
+wait_until() {
+	local t=$(( $2 * 10 ))
+	shift 2
+	while ! eval "$*"; do
+		t=$((t - 1))
+		[ "$t" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+dd if=/dev/urandom of="$origin" bs=1M count=64 oflag=direct status=none
+# No idle cleaning and a high threshold: dirty blocks stay until asked.
+tac_create tacwb "$origin" "$cache" 8 mode writeback dirty_threshold 90 \
+	clean_idle_ms 0 || ksft_skip "cannot create the device"
+check_eq "mode writeback" writeback "$(tac_field tacwb 11)"
+
+# 1. Whole-block writes go to the cache only.
+w0=$(writes "$origin")
+dd if=/dev/urandom of="$_scratch/img" bs=1M count=4 status=none
+dd if="$_scratch/img" of="$dev" bs=64k seek=16 oflag=direct status=none
+check_eq "1024 written blocks are dirty" 1024 "$(dirty)"
+check_eq "...and the origin got no writes" "$w0" "$(writes "$origin")"
+want=$(md5sum <"$_scratch/img" | cut -d' ' -f1)
+check_eq "dirty data reads back from the cache" "$want" "$(dev_md5 "$dev" 1 4)"
+check_eq "reads of dirty blocks are hits" 1 \
+	"$([ "$(tac_field tacwb 4)" -ge 1024 ] && echo 1)"
+
+# 2. FLUSH and FUA commit the metadata.
+c0=$(tac_field tacwb 22)
+dd if=/dev/zero of="$dev" bs=4k count=1 seek=2000 oflag=direct conv=fsync status=none
+check_ge "fsync commits the metadata" $((c0 + 1)) "$(tac_field tacwb 22)"
+c0=$(tac_field tacwb 22)
+dd if=/dev/zero of="$dev" bs=4k count=1 seek=2001 oflag=direct,dsync status=none
+check_ge "an O_DSYNC (FUA) write commits the metadata" $((c0 + 1)) \
+	"$(tac_field tacwb 22)"
+check_eq "the superblock's sequence is shown" \
+	"$(sb_field "$cache" seq)" "$(tac_field tacwb 23)"
+
+# 3. Suspend keeps dirty blocks; so do removal and re-creation.
+d=$(dirty)
+dmsetup suspend tacwb && dmsetup resume tacwb
+check_eq "suspend and resume keep the dirty blocks" "$d" "$(dirty)"
+dm_remove tacwb
+check_eq "removal records the dirty blocks in the superblock" "$d" \
+	"$(sb_field "$cache" nr_dirty)"
+[ "$(dev_md5 "$origin" 1 4)" != "$want" ] &&
+	tap_ok "...and the origin still has the old data" ||
+	tap_fail "...and the origin still has the old data" "origin already updated"
+tac_create tacwb "$origin" "$cache" 8 mode writeback dirty_threshold 90 clean_idle_ms 0
+check_eq "re-creation restores the dirty blocks" "$d" "$(dirty)"
+check_eq "...with their data" "$want" "$(dev_md5 "$dev" 1 4)"
+
+# 4. 'flush' writes everything back, coalescing consecutive blocks.
+wb0=$(tac_field tacwb 10)
+cw0=$(tac_field tacwb 24)
+check_cmd "flush message" dmsetup message tacwb 0 flush
+check_eq "after flush nothing is dirty" 0 "$(dirty)"
+wb=$(( $(tac_field tacwb 10) - wb0 ))
+cw=$(( $(tac_field tacwb 24) - cw0 ))
+check_ge "flush wrote back every dirty block" "$d" "$wb"
+diag "write-back: $wb blocks in $cw origin writes"
+check_le "consecutive dirty blocks are coalesced (>= 8 blocks per write)" \
+	$((wb / 8)) "$cw"
+check_eq "the origin holds the data after flush" "$want" \
+	"$(dev_md5 "$origin" 1 4)"
+
+# 5. The dirty threshold starts the cleaner; idle time finishes the job.
+dmsetup message tacwb 0 set dirty_threshold 10
+total=$(tac_field tacwb 2 | cut -d/ -f2)
+fio --name=fill --filename="$dev" --direct=1 --rw=randwrite --bs=4k \
+	--size=12M --offset=20M --ioengine=psync --output=/dev/null
+wait_until "threshold" 30 '[ "$(dirty)" -le $((total / 10)) ]'
+check_le "the cleaner brings dirty blocks under dirty_threshold" \
+	$((total / 10)) "$(dirty)"
+check_ge "...and stops a little under it (not at zero)" 1 "$(dirty)"
+dmsetup message tacwb 0 set clean_idle_ms 300
+wait_until "idle" 30 '[ "$(dirty)" -eq 0 ]'
+check_eq "idle cleaning brings dirty blocks to zero" 0 "$(dirty)"
+
+# 6. Progress under constant foreground load.
+dmsetup message tacwb 0 set clean_idle_ms 0
+dmsetup message tacwb 0 set dirty_threshold 5
+wb0=$(tac_field tacwb 10)
+fio --name=load --filename="$dev" --direct=1 --rw=randwrite --bs=4k \
+	--size=24M --offset=8M --ioengine=libaio --iodepth=8 --runtime=20 \
+	--time_based --output=/dev/null &
+fpid=$!
+sleep 10
+mid=$(tac_field tacwb 10)
+state=$(tac_field tacwb 20)
+wait $fpid
+diag "under load: $((mid - wb0)) blocks written back in the first 10 s, cleaner '$state'"
+check_ge "the cleaner makes progress under constant load" $((wb0 + 50)) "$mid"
+check_le "dirty blocks stay near the threshold under load" \
+	$((total * 5 / 100 + 256)) "$(dirty)"
+
+# 7. Leaving write-back cleans first.
+dd if=/dev/urandom of="$dev" bs=64k count=16 seek=100 oflag=direct status=none
+check_cmd "mode writethrough from writeback" dmsetup message tacwb 0 mode writethrough
+check_eq "...returns with nothing dirty" 0 "$(dirty)"
+check_eq "...in writethrough" writethrough "$(tac_field tacwb 11)"
+check_eq "...and the origin has the data" "$(dev_md5 "$dev" 6 1)" \
+	"$(dev_md5 "$origin" 6 1)"
+dmsetup message tacwb 0 mode writeback
+
+# 8. An unclean stop keeps dirty blocks, drops clean ones.
+dd if="$_scratch/img" of="$dev" bs=64k seek=16 oflag=direct status=none
+dd if="$dev" of=/dev/null bs=64k skip=300 count=16 iflag=direct status=none
+sync
+dd if=/dev/zero of="$dev" bs=4k count=1 seek=4000 oflag=direct conv=fsync status=none
+d=$(dirty)
+dm_remove tacwb
+cur=$("$TACMETA" dump "$cache" | python3 -c 'import json,sys; print(json.load(sys.stdin)["current"])')
+"$TACMETA" set "$cache" "$cur" flags=0
+kmsg_mark
+tac_create tacwb "$origin" "$cache" 8 mode writeback clean_idle_ms 0 dirty_threshold 90
+kmsg_has "dirty blocks recovered" &&
+	tap_ok "an unclean stop recovers the dirty blocks (logged)" ||
+	tap_fail "an unclean stop recovers the dirty blocks (logged)" "$(dmesg | grep tac | tail -n1)"
+check_eq "...all of them" "$d" "$(dirty)"
+kmsg_has " $d dirty blocks recovered" &&
+	tap_ok "...and the log gives their number" ||
+	tap_fail "...and the log gives their number" "$(dmesg | grep recovered)"
+dmsetup message tacwb 0 reset_stats
+dd if="$dev" of=/dev/null bs=64k skip=300 count=16 iflag=direct status=none
+check_eq "...while the clean blocks were dropped (no hits on them)" 0 \
+	"$(tac_field tacwb 4)"
+check_eq "...with their data" "$want" "$(dev_md5 "$dev" 1 4)"
+dm_remove tacwb
+
+# 9. Damaged metadata with dirty blocks: refused, tacmeta recovers,
+#    discard_dirty starts cold.
+map_start=$(sb_field "$cache" map_start)
+"$TACMETA" flip "$cache" $((map_start * 512 + 100)) 2
+kmsg_mark
+if dmsetup create tacwb --table "0 $(sectors "$origin") tac $origin $cache 8 2 mode writeback" 2>/dev/null; then
+	tap_fail "damaged metadata with dirty data is refused" "accepted"
+	dm_remove tacwb
+else
+	kmsg_has "Cache metadata is damaged and may hold dirty data" &&
+	kmsg_has "fails its checksum" &&
+		tap_ok "damaged metadata with dirty data is refused, naming the sector" ||
+		tap_fail "damaged metadata with dirty data is refused, naming the sector" "$(dmesg | grep tac | tail -n2)"
+fi
+cp "$_scratch/origin.img" "$_scratch/origin.bak"
+check_cmd "tacmeta writeback copies the dirty blocks it can read" \
+	"$TACMETA" writeback "$cache" "$origin"
+tac_create tacwb "$origin" "$cache" 8 mode writeback discard_dirty
+check_eq "discard_dirty starts without the dirty blocks" 0 "$(dirty)"
+check_le "...cold (udev's probes aside)" 1000 "$(tac_field tacwb 2 | cut -d/ -f1)"
+dm_remove tacwb
+
+# 10. A failing cache in write-back: errors, never stale data.
+dd if=/dev/zero of="$cache" bs=4k count=2 oflag=direct status=none
+clen=$(sectors "$cache")
+dmsetup create tacwb_c --table "0 $clen linear $cache 0" && at_exit "dm_remove tacwb_c"
+tac_create tacwb "$origin" /dev/mapper/tacwb_c 8 mode writeback clean_idle_ms 0 dirty_threshold 90
+dd if=/dev/urandom of="$dev" bs=64k count=4 seek=200 oflag=direct status=none
+dmsetup suspend tacwb_c && dmsetup reload tacwb_c --table "0 $clen error" && dmsetup resume tacwb_c
+if dd if="$dev" of=/dev/null bs=4k skip=3200 count=1 iflag=direct status=none 2>/dev/null; then
+	tap_fail "a dirty block the cache cannot read returns an error" "read succeeded"
+else
+	tap_ok "a dirty block the cache cannot read returns an error"
+fi
+check_eq "...and the cache's state is latched 'fail'" fail "$(tac_field tacwb 19)"
+if dd if=/dev/zero of="$dev" bs=4k seek=3201 count=1 oflag=direct status=none 2>/dev/null; then
+	tap_fail "a write to a dirty block the cache cannot take fails" "succeeded"
+else
+	tap_ok "a write to a dirty block the cache cannot take fails"
+fi
+dmsetup suspend tacwb_c && dmsetup reload tacwb_c --table "0 $clen linear $cache 0" && dmsetup resume tacwb_c
+
+tap_done

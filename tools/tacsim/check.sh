@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# make -C tools check: tacsim's readers on tiny hand-made traces, one per
+# format, with the counts worked out by hand below; then the fuzzer against
+# an ASan/UBSan build.  TAP output.
+set -u
+T=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$T/../.." && pwd)
+SIM=$T/tacsim
+n=0 fail=0
+
+field() { python3 -c "import json,sys; r=json.loads(sys.stdin.readline()); print(r['$1'])"; }
+
+# check NAME FILE FIELD EXPECTED [tacsim args...]
+check() {
+	local name=$1 file=$2 f=$3 want=$4 got
+	shift 4
+	got=$("$SIM" --policy lru --cache-size 64K --json --quiet "$@" \
+		"$T/samples/$file" 2>/dev/null | field "$f")
+	n=$((n + 1))
+	if [ "$got" = "$want" ]; then
+		echo "ok $n - $name"
+	else
+		echo "not ok $n - $name # expected $want got $got"
+		fail=$((fail + 1))
+	fi
+}
+
+# blkparse, Q kept: R 0+16 (blocks 0,1), WS 8+8 (block 1), RA 7+2 (block 0:
+# sectors 7..8 are bytes 3584..4607, blocks 0 and 1), R on 8,16 (another
+# device: block 0 of device 1); G/D/C, the flush, the discard and the
+# summary skipped; "12x" malformed.
+check "blkparse: format detected" sample.blkparse format blkparse
+check "blkparse Q: 4 requests" sample.blkparse requests 4
+check "blkparse Q: 6 block accesses" sample.blkparse accesses 6
+check "blkparse Q: 1 write access" sample.blkparse writes 1
+check "blkparse Q: second device kept apart (hits 0,1 after first miss)" \
+	sample.blkparse hits 3
+check "blkparse: '12x' sector malformed" sample.blkparse malformed_lines 1
+check "blkparse C: 1 request" sample.blkparse requests 1 --blkparse-event C
+# MSR: 0+8192 (2 blocks), write 4096+4096 (block 1), disk 1 block 0,
+# disk 0 block 0 again; "Erase" malformed.
+check "msr: format detected" sample.msr format msr
+check "msr: 5 accesses" sample.msr accesses 5
+check "msr: disk 1 is another device (2 hits)" sample.msr hits 2
+check "msr: unknown type malformed" sample.msr malformed_lines 1
+# SPC: LBA 0 8K (blocks 0,1), LBA 8 = byte 4096 (block 1), ASU 1 block 0,
+# LBA 0 512 bytes (block 0); size -5 malformed.
+check "spc: format detected" sample.spc format spc
+check "spc: 5 accesses" sample.spc accesses 5
+check "spc: 2 hits" sample.spc hits 2
+check "spc: negative size malformed" sample.spc malformed_lines 1
+# CSV: 0+8192 (0,1), 4095+2 (bytes 4095..4096: blocks 0 and 1), 4096+4096
+# (1); op X malformed; zero length skipped; header and comment skipped.
+check "csv: format detected" sample.csv format csv
+check "csv: 3 requests" sample.csv requests 3
+check "csv: 5 accesses" sample.csv accesses 5
+check "csv: 2 write accesses" sample.csv writes 2
+check "csv: 3 hits" sample.csv hits 3
+check "csv: op X malformed" sample.csv malformed_lines 1
+check "csv: block size 8K: 3 accesses" sample.csv accesses 3 --block-size 8K
+
+if cc -std=gnu11 -g -O1 -fsanitize=address,undefined \
+	-fno-sanitize-recover=all -I"$TOP/tools/include" -I"$TOP/dm-tac" \
+	-I"$T" "$T/tacsim.c" "$T/trace.c" "$T"/policy-*.c \
+	"$TOP"/dm-tac/tac-*.c -lz -o "$T/tacsim-asan" 2>/dev/null; then
+	n=$((n + 1))
+	if python3 "$T/fuzz-parsers.py" "$T/tacsim-asan" >/dev/null; then
+		echo "ok $n - fuzzed readers: no crash, no sanitizer report"
+	else
+		echo "not ok $n - fuzzed readers # see tools/tacsim/fuzz-parsers.py"
+		fail=$((fail + 1))
+	fi
+	rm -f "$T/tacsim-asan"
+fi
+echo "1..$n"
+[ $fail -eq 0 ]
