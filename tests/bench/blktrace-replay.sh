@@ -44,8 +44,11 @@ for bt in "$raw"/*/blktrace; do
 	if [ -z "$total" ] || [ "$total" = 0 ]; then
 		total=$(( ${CACHE_MB:-100} * 1048576 / bs ))
 	fi
+	# Write-around invalidates on writes; every other mode allocates.
+	wm=allocate
+	[ "$(basename "$ct")" != tac-writearound ] || wm=around
 	"$tacsim" --policy tac --cache-size $((total * bs)) --block-size $bs \
-		--format blkparse --json "$ct/pgbench.blkparse.gz" \
+		--write-mode $wm --format blkparse --json "$ct/pgbench.blkparse.gz" \
 		> "$ct/tacsim.json" 2> "$ct/tacsim.txt" ||
 		echo "blktrace: tacsim failed, see $ct/tacsim.txt" >&2
 done
