@@ -45,26 +45,28 @@ for c in fio qemu-system-x86_64; do
 	command -v $c > /dev/null || die "$c missing (make deps)"
 done
 
-# Rough duration, printed so nobody is surprised: phases plus a measured
-# per-cell overhead under TCG (device setup, fio and PostgreSQL start-up).
+# Rough duration, printed so nobody is surprised: phases plus the per-cell
+# overhead measured under TCG on a loaded 2-core host (device setup and
+# fio start-up about 5 s; PostgreSQL start, connections and shutdown about
+# 35 s), plus 50 s for booting and loading the RAM disks.
 estimate() {
-	local ct wl n=0 s=0 w m
+	local ct wl n=0 s=50 w m
 	for ct in $CONTENDERS; do
 		for wl in $WORKLOADS; do
 			if [ "$ct" = writecache ] &&
-			   echo " $WRITECACHE_SKIP " | grep -q " $wl "; then
+			   [[ " $WRITECACHE_SKIP " == *" $wl "* ]]; then
 				continue
 			fi
 			w=$(phase_time "$wl" warmup)
 			m=$(phase_time "$wl" measure)
-			case $wl in seq-read) w=12; m=12 ;; esac
+			case $wl in seq-read) w=11; m=9 ;; esac
 			case $ct in hdd|nvme) [ "$wl" = pgbench ] || w=0 ;; esac
-			s=$((s + w + m + 10))
-			[ "$wl" = pgbench ] && s=$((s + 25))
+			s=$((s + w + m + 5))
+			[ "$wl" = pgbench ] && s=$((s + 30))
 			n=$((n + 1))
 		done
 	done
-	echo "$n cells, about $(((s + 90) / 60)) min per kernel"
+	echo "$n cells, about $(((s + 59) / 60)) min per kernel"
 }
 
 # dm-hddsim.ko for one kernel release, built out of tree in out/bench.
