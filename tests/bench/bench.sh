@@ -47,7 +47,7 @@ done
 
 # Rough duration, printed so nobody is surprised: phases plus the per-cell
 # overhead measured under TCG on a loaded 2-core host (device setup and
-# fio start-up about 5 s; PostgreSQL start, connections and shutdown about
+# fio start-up about 7 s; PostgreSQL start, connections and shutdown about
 # 35 s), plus 50 s for booting and loading the RAM disks.
 estimate() {
 	local ct wl n=0 s=50 w m
@@ -61,8 +61,8 @@ estimate() {
 			m=$(phase_time "$wl" measure)
 			case $wl in seq-read) w=11; m=9 ;; esac
 			case $ct in hdd|nvme) [ "$wl" = pgbench ] || w=0 ;; esac
-			s=$((s + w + m + 5))
-			[ "$wl" = pgbench ] && s=$((s + 30))
+			s=$((s + w + m + 7))
+			[ "$wl" = pgbench ] && s=$((s + 28))
 			n=$((n + 1))
 		done
 	done
