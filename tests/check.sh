@@ -8,6 +8,11 @@
 #
 #   tests/check.sh [unit] [vm:KVER]...     default: unit vm:6.1 vm:6.12
 #   TESTS="tac_hits.sh ..."                 only these VM selftests
+#   SERIAL=1                                one VM at a time
+#
+# The VMs of different kernels run side by side (a TCG guest running one
+# test at a time keeps about one host core busy); their output is shown
+# one after the other.
 
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,10 +34,35 @@ add() {
 	skipped=$((skipped + $3))
 }
 
+vm_run() {
+	local k=$1 rw=$out/vm-$1
+	rm -rf "$rw"
+	mkdir -p "$rw"
+	# shellcheck disable=SC2086
+	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console-$k.log" \
+		-- tests/selftests/run_all.sh -o "$rw/counts" ${TESTS:-} \
+		>"$out/vm-$k.log" 2>&1
+	echo $? >"$rw.rc"
+}
+
+vm_collect() {
+	local k=$1 rw=$out/vm-$1 rc
+	echo "== VM selftests on $k"
+	cat "$out/vm-$k.log"
+	rc=$(cat "$rw.rc" 2>/dev/null || echo 125)
+	if [ -r "$rw/counts" ]; then
+		add $(cat "$rw/counts")
+	fi
+	if [ ! -r "$rw/counts" ] || [ "$rc" -ge 124 ]; then
+		broken+=("VM selftests on $k: exit $rc (see $out/console-$k.log)")
+	fi
+}
+
+vms=()
 for part in "${parts[@]}"; do
-	start=$(date +%s)
 	case $part in
 	unit)
+		start=$(date +%s)
 		echo "== unit tests"
 		make -s --no-print-directory -C tests/unit check 2>&1 |
 			tee "$out/unit.log"
@@ -43,31 +73,40 @@ for part in "${parts[@]}"; do
 		else
 			add $(echo "$line" | awk '{ print $1, $3, 0 }')
 		fi
+		echo "== unit tests took $(( $(date +%s) - start ))s"
 		;;
 	vm:*)
-		k=${part#vm:}
-		echo "== VM selftests on $k"
-		rw=$out/vm-$k
-		rm -rf "$rw"
-		mkdir -p "$rw"
-		# shellcheck disable=SC2086
-		qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console-$k.log" \
-			-- tests/selftests/run_all.sh -o "$rw/counts" ${TESTS:-}
-		rc=$?
-		if [ -r "$rw/counts" ]; then
-			add $(cat "$rw/counts")
-		fi
-		if [ ! -r "$rw/counts" ] || [ "$rc" -ge 124 ]; then
-			broken+=("VM selftests on $k: exit $rc (see $out/console-$k.log)")
-		fi
+		vms+=("${part#vm:}")
 		;;
 	*)
 		echo "unknown part '$part'" >&2
 		exit 2
 		;;
 	esac
-	echo "== $part took $(( $(date +%s) - start ))s"
 done
+
+if [ ${#vms[@]} -gt 0 ]; then
+	start=$(date +%s)
+	# Build every kernel's module first: builds share dm-tac/.
+	for k in "${vms[@]}"; do
+		make -s -C "$top" module KVER="$k" >/dev/null 2>&1 ||
+			broken+=("building dm-tac for $k failed")
+	done
+	if [ "${SERIAL:-0}" = 1 ]; then
+		for k in "${vms[@]}"; do
+			vm_run "$k"
+		done
+	else
+		for k in "${vms[@]}"; do
+			vm_run "$k" &
+		done
+		wait
+	fi
+	for k in "${vms[@]}"; do
+		vm_collect "$k"
+	done
+	echo "== VM selftests took $(( $(date +%s) - start ))s"
+fi
 
 for b in "${broken[@]}"; do
 	echo "BROKEN: $b"

@@ -32,14 +32,14 @@ fio_verify() {
 }
 
 check_cmd "fio random 4 KiB writes, crc32c verify" \
-	fio_verify rand4k --rw=randwrite --bs=4k --size=48M
+	fio_verify rand4k --rw=randwrite --bs=4k --size=24M
 check_cmd "fio sequential 128 KiB writes, crc32c verify" \
-	fio_verify seq128k --rw=write --bs=128k --size=64M
+	fio_verify seq128k --rw=write --bs=128k --size=32M
 check_cmd "fio random 512 B - 64 KiB unaligned writes, crc32c verify" \
 	fio_verify mixed --rw=randwrite --bsrange=512-64k --blockalign=512 \
-		--size=32M --offset=8M
+		--size=16M --offset=8M
 check_cmd "fio random reads and writes 70/30, crc32c verify" \
-	fio_verify rw --rw=randrw --rwmixread=70 --bs=8k --size=32M \
+	fio_verify rw --rw=randrw --rwmixread=70 --bs=8k --size=16M \
 		--verify_backlog=64
 
 # What the target shows is what the origin holds, and nothing reached the
