@@ -2,11 +2,14 @@
 #
 # Device setup for the benchmark, sourced by guest.sh inside the VM.
 #
-#   backing_init [IMAGE]                 once: RAM disks, IMAGE as pristine data
-#   origin_reset [SHIFT]                 fresh origin: a new copy-on-write
-#                                        view of the pristine data, seen
-#                                        SHIFT sectors later (bcache)
-#   cache_reset                          wipe the cache region
+#   origin_model                         MODEL=hddsim|delay
+#   backing_init [IMAGE]                 once: RAM disks (IMAGE as pristine
+#                                        data), NVMe regions
+#   origin_reset [0]                     fresh origin: a new copy-on-write
+#                                        view of the pristine data; with 0,
+#                                        seen from sector 0 (bcache layout)
+#   cache_reset                          wipe the cache region's superblocks
+#   backing_exit                         remove what backing_init made
 #   ct_setup CONTENDER                   build the device under test: $DEV
 #   ct_counters                          "<read hits> <read misses>" or "- -"
 #   ct_status                            the contender's raw status
@@ -20,7 +23,7 @@
 #            every cell is a fresh disk in no time, without copying the
 #            database again: no contender sees another's writes.  The
 #            snapshot works at RAM speed under the model's milliseconds.
-#   NVMe     /dev/nvme0n1 (or /dev/ram1 with CACHE_KIND=brd):
+#   NVMe     /dev/nvme0n1 (or /dev/ram2 with CACHE_KIND=brd):
 #            [0, ORIGIN_MB)                 bench-fast: "NVMe alone"
 #            [ORIGIN_MB, +META_MB+CACHE_MB) bench-cache: the cache region
 #   dm-cache splits bench-cache into bench-cmeta (META_MB) and bench-cdata.
@@ -197,11 +200,12 @@ ct_setup() {
 }
 
 ct_tac_setup() {
-	local mode=$1 len=$((ORIGIN_MB * 2048)) err
+	local mode=$1 len=$((ORIGIN_MB * 2048))
 	CT_KIND=tac
 	dmesg -C 2>/dev/null
-	if ! err=$(dmsetup create "$BENCH_PFX-tac" --table \
-		"0 $len tac $ORIGIN $CACHE $TAC_BLOCK 3 mode $mode format" 2>&1); then
+	if ! dmsetup create "$BENCH_PFX-tac" --table \
+		"0 $len tac $ORIGIN $CACHE $TAC_BLOCK 3 mode $mode format" \
+		> /dev/null 2>&1; then
 		CT_NOTE="dm-tac rejected mode $mode: $(dmesg | grep -i 'tac' |
 			tail -n 1 | sed 's/^\[[^]]*\] *//')"
 		return 2
