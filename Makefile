@@ -12,6 +12,7 @@
 #   make tools           user-space tools (tacsim, tracegen)
 #   make bench-sim       trace-driven policy comparison
 #   make bench-micro     dm-tac's overhead against dm-linear, RAM per block
+#   make bench           dm-tac against dm-cache, bcache, dm-writecache
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 
@@ -36,7 +37,7 @@ ifndef KDIR
 endif
 KREL := $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 
-.PHONY: all module clean deps check check-unit check-vm demo tools bench-sim bench-micro bench-wb hddsim
+.PHONY: all module clean deps check check-unit check-vm demo tools bench-sim bench-micro bench-wb hddsim bench
 
 all: module
 
@@ -73,6 +74,14 @@ demo: deps
 # dm-tac's own overhead: hit path vs dm-linear, miss path, RAM per block.
 bench-micro: deps
 	@qemu/vm --kernel $(or $(KVER),6.1) --memory 3G -- tests/perf/micro.sh
+
+# Benchmarks against dm-cache, bcache and dm-writecache on an HDD model
+# (issue 6), see tests/bench/README.md:
+#   make bench [QUICK=1] [KVER="6.1 6.12"] [WORKLOADS=...] [CONTENDERS=...]
+bench:
+	@WITH_PLOTS=1 bash qemu/deps
+	@KVER="$(or $(KVER),6.1)" QUICK="$(QUICK)" WORKLOADS="$(WORKLOADS)" \
+		CONTENDERS="$(CONTENDERS)" tests/bench/bench.sh
 
 # The test-only HDD model (tests/hddsim), built per kernel like dm-tac.
 HDDSIM_KO = tests/hddsim/build/$(KREL)/dm-hddsim.ko
