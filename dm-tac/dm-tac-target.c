@@ -926,9 +926,11 @@ static int tac_map_read(struct dm_target *ti, struct tac_cache *c,
 
 retry:
 	spin_lock_irq(&c->lock);
+	/* A split's remainder belongs to the request classified last. */
 	if (classify)
-		c->policy->ops->request(c->policy, to_oblock(b0), bl - b0 + 1,
-					false);
+		c->last_class = c->policy->ops->request(c->policy,
+							to_oblock(b0),
+							bl - b0 + 1, false);
 	classify = false;
 	st = __lookup(c, b0, &cb);
 	dirty = st == LK_VALID && __is_dirty(c, cb);
@@ -950,6 +952,8 @@ retry:
 			tac_split(ti, bio, ((b0 + 1) << c->block_shift) - start);
 		__tac_pin(c, cb);
 		c->n.read_hits++;
+		if (c->last_class == TAC_RANDOM)
+			c->n.random_read_hits++;
 		c->last_io = jiffies;
 		pb->gen = __wt(c, b0)->gen;
 		pb->racy = __wt(c, b0)->inflight;
@@ -975,6 +979,8 @@ retry:
 		end = b << c->block_shift;
 	}
 	c->n.read_misses += b - b0;
+	if (c->last_class == TAC_RANDOM)
+		c->n.random_read_misses += b - b0;
 	c->last_io = jiffies;
 	fills = __plan_fills(c, b0, b - b0, start, end);
 	spin_unlock_irq(&c->lock);
@@ -2060,6 +2066,7 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 		       ps.coldest_temp, health[h]);
 		DMEMIT(" %s %llu %llu %llu %llu", cleaner[cl], rate, n.commits,
 		       seq, n.cleaner_writes);
+		DMEMIT(" %llu %llu", n.random_read_hits, n.random_read_misses);
 		break;
 
 	case STATUSTYPE_TABLE:

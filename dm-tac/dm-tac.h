@@ -134,6 +134,8 @@ struct tac_counters {
 	u64 cache_errors;
 	u64 promo_aborts;	/* fills dropped: raced a write, or failed */
 	u64 commits;		/* metadata commits */
+	u64 random_read_hits;	/* read hits of requests classified random */
+	u64 random_read_misses;
 	u64 cleaner_writes;	/* origin writes issued by the cleaner */
 };
 
@@ -161,6 +163,7 @@ struct tac_cache {
 	spinlock_t lock;
 	enum tac_mode mode;
 	enum tac_health health;
+	enum tac_class last_class;	/* of the last read classified */
 	bool drop_all;			/* worker: invalidate every block */
 	u32 disk_dirty;			/* blocks with CB_DISK_DIRTY */
 	unsigned long *md_changed;	/* map pages to write at commit */

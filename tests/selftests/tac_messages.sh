@@ -70,8 +70,16 @@ for i in 7 900 300 2000 50 1500 1111 4000; do
 done
 check_eq "8 scattered 4 KiB reads are random requests" 8 "$(tac_field tacmsg 13)"
 check_eq "...and no sequential ones" 0 "$(tac_field tacmsg 12)"
+check_eq "random read misses count them (field 26)" 8 "$(tac_field tacmsg 26)"
 dd if="$dev" of=/dev/null bs=128k skip=100 count=10 iflag=direct status=none
 check_eq "10 reads of 128 KiB are sequential requests" 10 "$(tac_field tacmsg 12)"
+check_eq "...and not random read misses" 8 "$(tac_field tacmsg 26)"
+sleep 1
+for i in 7 900 300 2000 50 1500 1111 4000; do
+	dd if="$dev" of=/dev/null bs=4k skip=$i count=1 iflag=direct status=none
+done
+check_eq "random reads of promoted blocks are random read hits (field 25)" 8 \
+	"$(tac_field tacmsg 25)"
 check_ge "extents are tracked" 9 "$(tac_field tacmsg 17)"
 
 # heat: the hottest extents, hottest first, three fields each.
@@ -91,8 +99,8 @@ dmsetup message tacmsg 0 invalidate
 check_eq "invalidate drops every block" 0 "$(tac_field tacmsg 2 | cut -d/ -f1)"
 check_ge "invalidate counts its invalidations" 1 "$(tac_field tacmsg 15)"
 dmsetup message tacmsg 0 reset_stats
-check_eq "reset_stats zeroes the counters" "0 0 0 0 0 0 0 0 0 0 0 0" \
-	"$(dmsetup status tacmsg | awk '{ print $7,$8,$9,$10,$11,$12,$13,$15,$16,$17,$18,$19 }')"
+check_eq "reset_stats zeroes the counters" "0 0 0 0 0 0 0 0 0 0 0 0 0 0" \
+	"$(dmsetup status tacmsg | awk '{ print $7,$8,$9,$10,$11,$12,$13,$15,$16,$17,$18,$19,$28,$29 }')"
 dm_remove tacmsg
 
 # Every optional argument on the table line comes back in TABLE, in
