@@ -39,7 +39,8 @@ vm_run() {
 	rm -rf "$rw"
 	mkdir -p "$rw"
 	# shellcheck disable=SC2086
-	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console-$k.log" \
+	qemu/vm --kernel "$k" --cpus "$vm_cpus" --rwdir "$rw" \
+		--log "$out/console-$k.log" \
 		-- tests/selftests/run_all.sh -o "$rw/counts" ${TESTS:-} \
 		>"$out/vm-$k.log" 2>&1
 	echo $? >"$rw.rc"
@@ -92,6 +93,18 @@ if [ ${#vms[@]} -gt 0 ]; then
 		make -s -C "$top" module KVER="$k" >/dev/null 2>&1 ||
 			broken+=("building dm-tac for $k failed")
 	done
+	# Never more guest CPUs than host cores in all: an overcommitted TCG
+	# guest waits for descheduled vCPUs (TLB shootdowns, RCU), and
+	# device-mapper table loads got five times slower that way.
+	ncpu=$(nproc)
+	if [ "${SERIAL:-0}" = 1 ]; then
+		vm_cpus=$ncpu
+	else
+		vm_cpus=$((ncpu / ${#vms[@]}))
+	fi
+	[ "$vm_cpus" -ge 1 ] || vm_cpus=1
+	[ "$vm_cpus" -le 4 ] || vm_cpus=4
+	echo "== ${#vms[@]} VM(s), $vm_cpus CPU(s) each, $ncpu host cores"
 	if [ "${SERIAL:-0}" = 1 ]; then
 		for k in "${vms[@]}"; do
 			vm_run "$k"
