@@ -229,6 +229,41 @@ fi
 expect_pass "--upto-flush at the last flush equals the whole journal" \
 	"$tmp/a.img" "$tmp/a.j" " $k flushes in force" --upto-flush $((k - 1))
 
+# ---- logreplay on the log an ideal disk would have written (the writer
+# models dm-log-writes): every crash state passes; with every 40th
+# flushed write missing from the log (a disk that lost it), states fail.
+L=$here/logreplay
+truncate -s 4M "$tmp/l.img" "$tmp/r.img"
+"$W" --no-direct --dev "$tmp/l.img" --journal "$tmp/l.j" --seed 13 --count 400 \
+	--flush-max 10 --dsync 10 --fake-log "$tmp/good.log" 2>/dev/null &&
+"$W" --no-direct --dev "$tmp/l.img" --journal "$tmp/l2.j" --seed 13 --count 400 \
+	--flush-max 10 --dsync 10 --fake-log "$tmp/lossy.log" --fake-log-lose 40 2>/dev/null ||
+	{ echo "Bail out! writer --fake-log failed"; exit 1; }
+chk="'$V' --no-direct --dev '$tmp/r.img' --journal '$tmp/l.j' --upto-flush \$CRASH_UPTO_FLUSH --pre-init >/dev/null"
+out=$("$L" --log "$tmp/good.log" --dev "$tmp/r.img" --check "$chk" --subsets 2 --max-states 120 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && grep -q '120 crash states checked.*120 passed, 0 failed' <<<"$out"; then
+	ok "logreplay: 120 crash states of an ideal disk's log all pass"
+else
+	notok "logreplay: 120 crash states of an ideal disk's log all pass" "expected exit 0, 120 passed; got exit $rc:" "$out"
+fi
+out=$("$L" --log "$tmp/lossy.log" --dev "$tmp/r.img" --check "$chk" --subsets 2 --stop-after 1 2>&1)
+rc=$?
+if [ $rc -eq 1 ] && grep -q 'FAILED' <<<"$out" && grep -q ', 1 failed' <<<"$out"; then
+	ok "logreplay: a log missing flushed writes fails ($(grep -o 'state [0-9]* FAILED' <<<"$out"))"
+else
+	notok "logreplay: a log missing flushed writes fails" "expected exit 1 and a FAILED state; got exit $rc:" "$out"
+fi
+out=$("$L" --log "$tmp/good.log" --dev "$tmp/r.img" --list --subsets 2 2>&1)
+exact=$(grep -c 'exact prefix' <<<"$out")
+marks=$(grep -c 'mark tacf' <<<"$out")
+flushes=$(grep -c '^F' "$tmp/l.j")
+if [ "$marks" -eq "$flushes" ] && [ "$exact" -ge "$flushes" ]; then
+	ok "logreplay --list: an exact state at each of the $flushes marks"
+else
+	notok "logreplay --list: an exact state at each of the $flushes marks" "expected $flushes mark states, got $marks ($exact exact)"
+fi
+
 echo "1..$n"
 echo "$((n - failed)) passed, $failed failed"
 [ $failed -eq 0 ]

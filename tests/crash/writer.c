@@ -16,6 +16,14 @@
  *                     to the dm-log-writes device NAME (for logreplay)
  *   --final-flush     flush once more before stopping on --count/--seconds
  *   --no-direct       buffered I/O (only for files on tmpfs, in self-tests)
+ *   --ready FILE      create FILE once the init flush is acknowledged (the
+ *                     power-cut driver times its cuts from it)
+ *   --fake-log FILE   also write FILE in dm-log-writes format as an ideal
+ *                     disk would have logged this run (FUA writes at
+ *                     completion, other writes when a flush after them
+ *                     completed, marks): tests logreplay without a VM
+ *   --fake-log-lose N  ... except that every Nth flushed write is missing
+ *                     from it, as if the disk had lost it (must be caught)
  *
  * First every block gets its initial record (sequence 0), then a flush:
  * "F 0" in the journal.  Then writes 1, 2, ... go to the blocks of the
@@ -63,7 +71,8 @@ struct slot {
 };
 
 static struct {
-	const char *dev, *journal, *mark_dm;
+	const char *dev, *journal, *mark_dm, *ready, *fake_log;
+	uint64_t fake_lose;
 	uint64_t seed, blocks, count;
 	double seconds;
 	unsigned int qd, flush_max, dsync_pct;
@@ -121,6 +130,100 @@ static void journal_add_completion(const struct slot *s)
 			 (unsigned long long)s->block, s->dsync ? " D" : "");
 }
 
+/*
+ * The ideal-disk log (--fake-log), in dm-log-writes' on-disk format with
+ * 512-byte sectors: what the kernel target would log for this run on a
+ * disk that keeps every promise.
+ */
+#define FL_FLUSH 1
+#define FL_FUA 2
+#define FL_MARK 8
+
+static int flfd = -1;
+static uint64_t fl_pos = 512, fl_entries, fl_flushed;
+static struct { uint64_t block, seq; } *fl_pend;
+static size_t fl_npend, fl_cap;
+
+static void fl_write(const void *buf, size_t len)
+{
+	if (pwrite(flfd, buf, len, (off_t)fl_pos) != (ssize_t)len)
+		die("fake log: %s", strerror(errno));
+	fl_pos += len;
+}
+
+static void fl_entry(uint64_t block, uint64_t seq, uint64_t flags,
+		     const char *mark)
+{
+	uint8_t hdr[512] = { 0 }, rec[REC_SIZE];
+
+	if (flags == 0 && opt.fake_lose && ++fl_flushed % opt.fake_lose == 0)
+		return;		/* the "disk" lost it */
+	if (!mark && !(flags & FL_FLUSH)) {
+		put_le64(hdr, block * (REC_SIZE / 512));
+		put_le64(hdr + 8, REC_SIZE / 512);
+	}
+	put_le64(hdr + 16, flags);
+	if (mark) {
+		put_le64(hdr + 24, strlen(mark));
+		memcpy(hdr + 32, mark, strlen(mark));
+	}
+	fl_write(hdr, sizeof(hdr));
+	if (!mark && !(flags & FL_FLUSH)) {
+		rec_fill(rec, run_id, block, seq);
+		fl_write(rec, sizeof(rec));
+	}
+	fl_entries++;
+}
+
+static void fl_complete(const struct slot *s)
+{
+	if (flfd < 0)
+		return;
+	if (s->dsync) {
+		fl_entry(s->block, s->seq, FL_FUA, NULL);
+		return;
+	}
+	if (fl_npend == fl_cap) {
+		fl_cap = fl_cap ? 2 * fl_cap : 1024;
+		fl_pend = realloc(fl_pend, fl_cap * sizeof(*fl_pend));
+		if (!fl_pend)
+			die("out of memory");
+	}
+	fl_pend[fl_npend].block = s->block;
+	fl_pend[fl_npend++].seq = s->seq;
+}
+
+/* A flush completed (flags FL_FLUSH) or the run ends (0). */
+static void fl_flush(uint64_t flags)
+{
+	size_t i;
+
+	if (flfd < 0)
+		return;
+	for (i = 0; i < fl_npend; i++)
+		fl_entry(fl_pend[i].block, fl_pend[i].seq, 0, NULL);
+	fl_npend = 0;
+	if (flags)
+		fl_entry(0, 0, flags, NULL);
+}
+
+static void fl_finish(void)
+{
+	uint8_t super[512] = { 0 };
+
+	if (flfd < 0)
+		return;
+	fl_flush(0);
+	fl_entry(0, 0, FL_MARK, "dm-log-writes-end");
+	put_le64(super, 0x6a736677736872ULL);
+	put_le64(super + 8, 1);
+	put_le64(super + 16, fl_entries);
+	put_le32(super + 24, 512);
+	if (pwrite(flfd, super, sizeof(super), 0) != sizeof(super) ||
+	    close(flfd))
+		die("fake log: %s", strerror(errno));
+}
+
 /* DM_TARGET_MSG "mark <label>" to a dm-log-writes device, no fork. */
 static void dm_mark(const char *label)
 {
@@ -131,6 +234,8 @@ static void dm_mark(const char *label)
 	} u;
 	struct dm_target_msg *msg;
 
+	if (flfd >= 0)
+		fl_entry(0, 0, FL_MARK, label);
 	if (!opt.mark_dm)
 		return;
 	if (dmfd < 0) {
@@ -206,6 +311,7 @@ static void reap(int journal_them)
 		}
 		s->busy = 0;
 		inflight--;
+		fl_complete(s);
 		if (journal_them)
 			journal_add_completion(s);
 	}
@@ -218,6 +324,7 @@ static void flush(void)
 
 	if (fdatasync(devfd))
 		die("fdatasync on the device: %s", strerror(errno));
+	fl_flush(FL_FLUSH);
 	jlen = (size_t)snprintf(jbuf, sizeof(jbuf), "F %llu\n",
 				(unsigned long long)flushes);
 	journal_flush_buf();
@@ -273,7 +380,8 @@ static void usage(void)
 	fprintf(stderr, "usage: writer --dev DEV --journal FILE [--seed N] "
 		"[--qd N] [--blocks N] [--count N] [--seconds S] "
 		"[--flush-max N] [--dsync PCT] [--mark-dm NAME] "
-		"[--final-flush] [--no-direct]\n");
+		"[--final-flush] [--no-direct] [--ready FILE] "
+		"[--fake-log FILE [--fake-log-lose N]]\n");
 	exit(2);
 }
 
@@ -298,7 +406,8 @@ static void parse(int argc, char **argv)
 		{ "seconds", 1, 0, 't' },   { "flush-max", 1, 0, 'f' },
 		{ "dsync", 1, 0, 'y' },	    { "mark-dm", 1, 0, 'm' },
 		{ "final-flush", 0, 0, 'F' }, { "no-direct", 0, 0, 'B' },
-		{ 0, 0, 0, 0 },
+		{ "ready", 1, 0, 'r' },	    { "fake-log", 1, 0, 'L' },
+		{ "fake-log-lose", 1, 0, 'N' }, { 0, 0, 0, 0 },
 	};
 	int c;
 
@@ -316,6 +425,9 @@ static void parse(int argc, char **argv)
 		case 'm': opt.mark_dm = optarg; break;
 		case 'F': opt.final_flush = 1; break;
 		case 'B': opt.no_direct = 1; break;
+		case 'r': opt.ready = optarg; break;
+		case 'L': opt.fake_log = optarg; break;
+		case 'N': opt.fake_lose = num(optarg); break;
 		default: usage();
 		}
 	}
@@ -351,6 +463,11 @@ int main(int argc, char **argv)
 	jfd = open(opt.journal, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
 	if (jfd < 0)
 		die("%s: %s", opt.journal, strerror(errno));
+	if (opt.fake_log) {
+		flfd = open(opt.fake_log, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		if (flfd < 0)
+			die("%s: %s", opt.fake_log, strerror(errno));
+	}
 	for (i = 0; i < opt.qd; i++)
 		if (posix_memalign((void **)&slots[i].buf, 4096, REC_SIZE))
 			die("out of memory");
@@ -371,6 +488,12 @@ int main(int argc, char **argv)
 		(unsigned long long)run_id, (unsigned long long)opt.blocks,
 		t_init);
 
+	if (opt.ready) {
+		int fd = open(opt.ready, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd < 0 || fsync(fd) || close(fd))
+			die("%s: %s", opt.ready, strerror(errno));
+	}
 	blockgen_init(&gen, opt.seed, opt.blocks, opt.qd);
 	rng = opt.seed ^ 0x3c6ef372fe94f82bULL;
 	target = 1 + rand_below(&rng, opt.flush_max);
@@ -410,6 +533,7 @@ int main(int argc, char **argv)
 	}
 	if (opt.final_flush)
 		flush();
+	fl_finish();
 	jlen = (size_t)snprintf(jbuf, sizeof(jbuf), "E stopped after %llu "
 				"writes\n", (unsigned long long)nwrites);
 	journal_flush_buf();
