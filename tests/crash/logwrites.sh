@@ -12,8 +12,9 @@
 # assembled over them and the writer runs on it, marking the log with
 # "tacf<n>" at each acknowledged flush n.  Then logreplay rebuilds crash
 # states from the log onto a fresh device split the same way, and for
-# each one replay-check.sh assembles the stack again and runs the
-# verifier with the flushes acknowledged at that point of the log.
+# each one replay-server.sh assembles the stack again and runs the
+# verifier with the flushes acknowledged at that point of the log
+# (replay-server.sh).
 #
 # Environment (defaults in brackets):
 #   CRASH_STACK [plain]   see stack.sh
@@ -67,6 +68,11 @@ die() {
 }
 
 mount -t tmpfs -o size=1G crash-lw "$work" || die "cannot mount tmpfs"
+# Run the tools from RAM: exec over the 9p root costs up to a second.
+mkdir "$work/bin"
+cp "$here/writer" "$here/verify" "$here/logreplay" "$work/bin/" ||
+	die "build the tools first: make -C tests/crash"
+export CRASH_BIN=$work/bin
 modprobe loop 2>/dev/null
 modprobe dm-log-writes || die "no dm-log-writes module"
 csz=$((CACHE_MIB * 2048))
@@ -90,7 +96,7 @@ echo "logwrites: stack $CRASH_STACK, kernel $(uname -r), cache ${CACHE_MIB} MiB 
 dev=$(stack_up /dev/mapper/crash-cache /dev/mapper/crash-origin) ||
 	die "stack_up '$CRASH_STACK' failed (see above): nothing was tested"
 t0=$(date +%s.%N)
-"$here/writer" --dev "$dev" --journal "$out/journal" --seed "$SEED" \
+"$CRASH_BIN/writer" --dev "$dev" --journal "$out/journal" --seed "$SEED" \
 	--count "$WRITES" --flush-max "$FLUSH_MAX" --dsync 5 --qd 8 \
 	--mark-dm crash-logw || die "the writer failed"
 stack_down
@@ -111,8 +117,8 @@ _stack_dm_create crash-rorigin "0 $osz linear $rdev $csz" >/dev/null ||
 
 export CRASH_JOURNAL=$out/journal CRASH_RCACHE=/dev/mapper/crash-rcache
 export CRASH_RORIGIN=/dev/mapper/crash-rorigin CRASH_OUT=$out
-"$here/logreplay" --log "$work/log.img" --dev "$work/replay.img" \
-	--check "$here/replay-check.sh" --subsets "$SUBSETS" --seed "$SEED" \
+"$CRASH_BIN/logreplay" --log "$work/log.img" --dev "$work/replay.img" \
+	--server "$here/replay-server.sh" --subsets "$SUBSETS" --seed "$SEED" \
 	--max-states "$MAX_STATES" --stop-after "$STOP_AFTER" |
 	tee "$out/logreplay.log"
 rc=${PIPESTATUS[0]}

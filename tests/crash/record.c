@@ -24,11 +24,41 @@ static void crc_init(void)
 	}
 }
 
+#if defined(__x86_64__)
+/*
+ * The SSE4.2 crc32 instruction computes the same CRC-32C.  It matters in
+ * the VM: under TCG the table loop costs ~0.3 s per verification.
+ */
+__attribute__((target("sse4.2")))
+static uint32_t crc32c_hw(uint32_t crc, const uint8_t *p, size_t len)
+{
+	uint64_t c = crc;
+
+	for (; len >= 8; len -= 8, p += 8) {
+		uint64_t v;
+
+		memcpy(&v, p, 8);
+		c = __builtin_ia32_crc32di(c, v);
+	}
+	crc = (uint32_t)c;
+	while (len--)
+		crc = __builtin_ia32_crc32qi(crc, *p++);
+	return crc;
+}
+#endif
+
 /* CRC-32C as iSCSI and the kernel's crc32c() with ~0 in and out. */
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
+#if defined(__x86_64__)
+	static int hw = -1;
 
+	if (hw < 0)
+		hw = __builtin_cpu_supports("sse4.2");
+	if (hw)
+		return ~crc32c_hw(~crc, p, len);
+#endif
 	if (!crc_table[1])
 		crc_init();
 	crc = ~crc;

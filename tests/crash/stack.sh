@@ -86,7 +86,9 @@ _stack_loop_up() {
 
 stack_up() {
 	local cache=$1 origin=$2 sz
-	sz=$(blockdev --getsz "$origin") || return 1
+	case $CRASH_STACK in
+	tac | lossy) sz=$(blockdev --getsz "$origin") || return 1 ;;
+	esac
 	case $CRASH_STACK in
 	plain)
 		echo "$origin"

@@ -254,6 +254,18 @@ if [ $rc -eq 1 ] && grep -q 'FAILED' <<<"$out" && grep -q ', 1 failed' <<<"$out"
 else
 	notok "logreplay: a log missing flushed writes fails" "expected exit 1 and a FAILED state; got exit $rc:" "$out"
 fi
+out=$(CRASH_STACK=plain CRASH_BIN=$here CRASH_JOURNAL=$tmp/l.j \
+	CRASH_RCACHE=/dev/null CRASH_RORIGIN=$tmp/r.img \
+	"$L" --log "$tmp/lossy.log" --dev "$tmp/r.img" --server "$here/replay-server.sh" \
+	--subsets 2 --max-states 60 --stop-after 100 2>&1)
+rc=$?
+if [ $rc -eq 1 ] && grep -q '60 crash states checked.*[1-9][0-9]* passed, [1-9][0-9]* failed' <<<"$out" &&
+   grep -q '^replay: state [0-9]* (.*), flushes 0\.\.[0-9]* acknowledged:' <<<"$out" &&
+   grep -q 'VIOLATION block' <<<"$out"; then
+	ok "logreplay --server replay-server.sh: passes and failures both reported"
+else
+	notok "logreplay --server replay-server.sh: passes and failures both reported" "got exit $rc:" "$(tail -n 5 <<<"$out")"
+fi
 out=$("$L" --log "$tmp/good.log" --dev "$tmp/r.img" --list --subsets 2 2>&1)
 exact=$(grep -c 'exact prefix' <<<"$out")
 marks=$(grep -c 'mark tacf' <<<"$out")
