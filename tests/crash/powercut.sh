@@ -54,7 +54,7 @@ rw=$out/rw
 
 echo "powercut: kernel $KVER, stack $CRASH_STACK, seed $SEED, $CYCLES cut points wanted, out $out"
 
-cuts=0 verified=0 violations=0 early=0 errors=0
+cuts=0 verified=0 violations=0 early=0 errors=0 vm_retries=0
 ready_max=
 total_time=0
 cycle=1
@@ -114,6 +114,15 @@ while [ "$cuts" -lt "$CYCLES" ] && [ "$cycle" -le "$max_boots" ]; do
 	boot "$cycle" write "$kill"
 	rc=$?
 	total_time=$(echo "$total_time + $boot_time" | bc)
+	# QEMU itself sometimes dies during boot under TCG (an assertion in
+	# its MSI-X emulation): the guest never ran, nothing was touched,
+	# boot again.
+	if [ "$rc" -eq 125 ] && [ ! -e "$rw/stack.$cycle.err" ] &&
+	   [ "$vm_retries" -lt 3 ]; then
+		vm_retries=$((vm_retries + 1))
+		echo "powercut: boot $cycle: the VM died before the guest ran ($(grep -a -m1 -o 'qemu-system[^ ]*: .*' "$out/vm.$cycle.log" | cut -c1-120)); booting again"
+		continue
+	fi
 	verdict=-
 	[ "$cycle" -eq 1 ] || judge $((cycle - 1))
 	if [ -e "$out/rw/status.$cycle" ] || [ "$rc" -ne 0 ]; then
@@ -141,8 +150,13 @@ while [ "$cuts" -lt "$CYCLES" ] && [ "$cycle" -le "$max_boots" ]; do
 done
 
 if [ "$errors" -eq 0 ]; then
-	boot "$cycle" verify ""
-	rc=$?
+	for try in 1 2 3; do
+		boot "$cycle" verify ""
+		rc=$?
+		[ "$rc" -eq 125 ] && [ ! -e "$rw/stack.$cycle.err" ] || break
+		vm_retries=$((vm_retries + 1))
+		echo "powercut: boot $cycle: the VM died before the guest ran; booting again"
+	done
 	total_time=$(echo "$total_time + $boot_time" | bc)
 	judge $((cycle - 1))
 	printf 'powercut: boot %d: %.1fs, verify only; previous: %s\n' "$cycle" "$boot_time" "$verdict"
@@ -153,8 +167,9 @@ if [ "$errors" -eq 0 ]; then
 	fi
 fi
 
-printf 'powercut: %d boots in %.0fs (%.1fs per boot), %d early cuts not counted, %d errors\n' \
-	"$cycle" "$total_time" "$(echo "$total_time / $cycle" | bc -l)" "$early" "$errors"
+boots=$((cycle + vm_retries))
+printf 'powercut: %d boots in %.0fs (%.1fs per boot), %d early cuts not counted, %d VM start failures retried, %d errors\n' \
+	"$boots" "$total_time" "$(echo "$total_time / $boots" | bc -l)" "$early" "$vm_retries" "$errors"
 echo "$cuts cut points, $verified verified, $violations violations"
 [ "$errors" -eq 0 ] && [ "$violations" -eq 0 ] && [ "$cuts" -ge "$CYCLES" ] &&
 	[ "$verified" -eq "$cuts" ]
