@@ -166,7 +166,7 @@ read -r ub useq < <(awk -v l="$lastf" '
 img=$(fresh "$tmp/b.img")
 "$F" "$img" "$ub" record "$(sed -n 's/^R run=\([0-9a-f]*\) .*/\1/p' "$tmp/b.j")" "$ub" "$useq"
 expect_pass "an unflushed write lost (block $ub back to durable seq $useq) is allowed" \
-	"$img" "$tmp/b.j" " 1 older after lost unflushed writes"
+	"$img" "$tmp/b.j" " 1 older than that"
 
 # A DSYNC write is durable on completion: losing it is a violation.
 read -r db dfloor < <(awk '$3 == "D" { print $1, $2; exit }' "$tmp/b.dump")

@@ -430,7 +430,8 @@ int main(int argc, char **argv)
 		       violations - (unsigned long long)opt.max_report);
 	printf("verify: run %llx, %llu blocks, %llu flushes in force, writes "
 	       "1..%llu possible: %llu ok (%llu newest issued, %llu older "
-	       "after lost unflushed writes, %llu in-flight writes landed, "
+	       "than that: unflushed or in-flight writes did not land, "
+	       "%llu in-flight writes landed, "
 	       "%llu initial, %llu zero), %llu violations\n",
 	       (unsigned long long)jn.run, (unsigned long long)jn.nblocks,
 	       (unsigned long long)flushes_in_force,
