@@ -72,7 +72,7 @@ die() {
 mount -t tmpfs -o size=1G crash-lw "$work" || die "cannot mount tmpfs"
 # Run the tools from RAM: exec over the 9p root costs up to a second.
 mkdir "$work/bin"
-cp "$here/writer" "$here/verify" "$here/logreplay" "$work/bin/" ||
+cp "$here/writer" "$here/verify" "$here/logreplay" "$here/dmctl" "$work/bin/" ||
 	die "build the tools first: make -C tests/crash"
 export CRASH_BIN=$work/bin
 modprobe loop 2>/dev/null
@@ -86,16 +86,15 @@ loops+=("$data")
 logdev=$(losetup --find --show "$work/log.img") || die "losetup log"
 loops+=("$logdev")
 
-_stack_dm_create crash-logw "0 $((csz + osz)) log-writes $data $logdev" \
-	>/dev/null || die "cannot create the log-writes device"
-_stack_dm_create crash-cache "0 $csz linear /dev/mapper/crash-logw 0" \
-	>/dev/null || die "cannot create the cache region"
-_stack_dm_create crash-origin "0 $osz linear /dev/mapper/crash-logw $csz" \
-	>/dev/null || die "cannot create the origin region"
-dmsetup message crash-logw 0 mark setup
+logw=$(_stack_dm_create crash-logw "0 $((csz + osz)) log-writes $data $logdev") ||
+	die "cannot create the log-writes device"
+cdev=$(_stack_dm_create crash-cache "0 $csz linear $logw 0") ||
+	die "cannot create the cache region"
+odev=$(_stack_dm_create crash-origin "0 $osz linear $logw $csz") ||
+	die "cannot create the origin region"
 
 echo "logwrites: stack $CRASH_STACK, kernel $(uname -r), cache ${CACHE_MIB} MiB + origin ${ORIGIN_MIB} MiB, $WRITES writes, seed $SEED"
-dev=$(stack_up /dev/mapper/crash-cache /dev/mapper/crash-origin) ||
+dev=$(stack_up "$cdev" "$odev") ||
 	die "stack_up '$CRASH_STACK' failed (see above): nothing was tested"
 t0=$(date +%s.%N)
 "$CRASH_BIN/writer" --dev "$dev" --journal "$out/journal" --seed "$SEED" \
@@ -112,13 +111,12 @@ printf 'logwrites: recorded in %.1fs\n' "$(echo "$(date +%s.%N) - $t0" | bc)"
 truncate -s $(((CACHE_MIB + ORIGIN_MIB) * 1048576)) "$work/replay.img"
 rdev=$(losetup --find --show "$work/replay.img") || die "losetup replay"
 loops+=("$rdev")
-_stack_dm_create crash-rcache "0 $csz linear $rdev 0" >/dev/null ||
+rcdev=$(_stack_dm_create crash-rcache "0 $csz linear $rdev 0") ||
 	die "cannot create the replayed cache region"
-_stack_dm_create crash-rorigin "0 $osz linear $rdev $csz" >/dev/null ||
+rodev=$(_stack_dm_create crash-rorigin "0 $osz linear $rdev $csz") ||
 	die "cannot create the replayed origin region"
 
-export CRASH_JOURNAL=$out/journal CRASH_RCACHE=/dev/mapper/crash-rcache
-export CRASH_RORIGIN=/dev/mapper/crash-rorigin CRASH_OUT=$out
+export CRASH_JOURNAL=$out/journal CRASH_RCACHE=$rcdev CRASH_RORIGIN=$rodev
 "$CRASH_BIN/logreplay" --log "$work/log.img" --dev "$work/replay.img" \
 	--server "$here/replay-server.sh" --subsets "$SUBSETS" --seed "$SEED" \
 	--max-states "$MAX_STATES" --stop-after "$STOP_AFTER" |

@@ -252,8 +252,9 @@ static void expected(char *buf, size_t len, uint64_t b)
 		snprintf(buf, len, "zeros or the initial record (init not "
 			 "acknowledged)");
 	else if (!k->floor)
-		snprintf(buf, len, "run %llx seq >= 0 (no durable write; "
-			 "newest issued %llu)", (unsigned long long)jn.run,
+		snprintf(buf, len, "run %llx seq >= 0 (the flushed initial "
+			 "record or a newer write; newest issued %llu)",
+			 (unsigned long long)jn.run,
 			 (unsigned long long)k->last);
 	else
 		snprintf(buf, len, "run %llx seq >= %llu (%s; newest issued "
