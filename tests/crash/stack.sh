@@ -28,8 +28,8 @@
 #              sending it down: acknowledged writes sit in guest RAM and
 #              die with the VM.  BROKEN on purpose: the tests must fail.
 #   lossy      dm-flakey over the origin with drop_writes: writes are
-#              acknowledged and dropped for CRASH_LOSSY_DOWN seconds (2)
-#              every CRASH_LOSSY_UP + CRASH_LOSSY_DOWN (4 + 2).  BROKEN on
+#              acknowledged and dropped for CRASH_LOSSY_DOWN seconds (1)
+#              every CRASH_LOSSY_UP + CRASH_LOSSY_DOWN (1 + 1).  BROKEN on
 #              purpose: the tests must fail.
 
 CRASH_STACK=${CRASH_STACK:-plain}
@@ -147,7 +147,7 @@ stack_up() {
 		;;
 	lossy)
 		_stack_dm_create crash_lossy "0 $sz flakey $origin 0 \
-${CRASH_LOSSY_UP:-4} ${CRASH_LOSSY_DOWN:-2} 1 drop_writes"
+${CRASH_LOSSY_UP:-1} ${CRASH_LOSSY_DOWN:-1} 1 drop_writes"
 		;;
 	*)
 		echo "stack_up: unknown CRASH_STACK '$CRASH_STACK' (plain, tac, pagecache, noflush, lossy)" >&2
