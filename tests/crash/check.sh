@@ -35,7 +35,7 @@ verdict() {	# verdict DESC RC EXPECT(pass|fail) SUMMARY
 		echo "ok - $desc: $summary"
 	else
 		failed=$((failed + 1))
-		echo "not ok - $desc: expected the crash test to $expect (exit ${expect/pass/0}), got exit $rc: $summary"
+		echo "not ok - $desc: expected the crash test to $expect (exit $([ "$expect" = pass ] && echo 0 || echo 1)), got exit $rc: $summary"
 	fi
 }
 

@@ -43,7 +43,7 @@ if [ -e "$rw/journal.$prev" ]; then
 	rc=$?
 	case $rc in
 	0) result pass ;;
-	1) result "violations $(grep -c '^VIOLATION' "$rw/verify.$prev.log")" ;;
+	1) result "violations in $(tail -n 1 "$rw/verify.$prev.log" | grep -o '[0-9]* violations$' | cut -d' ' -f1) blocks" ;;
 	3) result early ;;
 	*) result "error $rc" ;;
 	esac
