@@ -6,7 +6,9 @@
 #   make KVER=6.12       build for another installed kernel
 #   make deps            install everything the tests and the demo need
 #   make demo            boot a VM, create a dm-tac device, run fio, show status
-#   make check           unit tests + VM selftests on 6.1 and 6.12
+#   make check           unit tests, VM selftests on 6.1 and 6.12, and
+#                        the crash tests at CI size
+#   make check-crash     the crash tests of write-back at full size
 #   make check-unit      user-space unit tests (ASan/UBSan)
 #   make check-vm        VM selftests on one kernel (KVER=6.1 by default)
 #   make tools           user-space tools (tacsim, tracegen)
@@ -37,7 +39,7 @@ ifndef KDIR
 endif
 KREL := $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 
-.PHONY: all module clean deps check check-unit check-vm demo tools bench-sim bench-micro bench-wb hddsim bench
+.PHONY: all module clean deps check check-crash check-unit check-vm demo tools bench-sim bench-micro bench-wb hddsim bench
 
 all: module
 
@@ -57,9 +59,21 @@ clean:
 deps:
 	@bash qemu/deps
 
-# Everything: unit tests, then the VM selftests on both LTS kernels.
+# Everything: unit tests, the VM selftests on both LTS kernels, then the
+# crash tests of write-back (tests/crash/README.md) at CI size: log
+# replay and bad-metadata images on one kernel, 20 power cuts on the
+# other, side by side.
+CI_CRASH := WRITES=300 MAX_STATES=600 IMAGES=200 CYCLES=20
 check: deps
-	@bash tests/check.sh unit vm:6.1 vm:6.12
+	@$(CI_CRASH) bash tests/check.sh unit vm:6.1 vm:6.12 crash:selftest \
+		crash:replay:6.1:tac+fuzz:6.1 crash:powercut:6.12:tac
+
+# The crash tests at full size, both kernels, and the stacks that are
+# broken on purpose (the tests must catch them).
+check-crash: deps
+	@bash tests/check.sh crash:selftest \
+		crash:replay:6.1:tac+fuzz:6.1+powercut:6.1:tac+replay:6.1:lossy \
+		crash:replay:6.12:tac+fuzz:6.12+powercut:6.12:tac+replay:6.12:noflush
 
 check-unit:
 	@bash tests/check.sh unit

@@ -1,18 +1,28 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# The whole test run: user-space unit tests, then the VM selftests in one
-# boot per kernel.  Ends with one line "N passed, N failed, N skipped"
-# (test cases, all parts together) and exits non-zero if anything failed,
-# including a part that could not run at all.
+# The whole test run: user-space unit tests, the VM selftests in one boot
+# per kernel, and the crash tests.  Ends with one line
+# "N passed, N failed, N skipped" (test cases, all parts together) and
+# exits non-zero if anything failed, including a part that could not run
+# at all.
 #
-#   tests/check.sh [unit] [vm:KVER]...     default: unit vm:6.1 vm:6.12
-#   TESTS="tac_hits.sh ..."                 only these VM selftests
-#   SERIAL=1                                one VM at a time
+#   tests/check.sh [PART]...
+#     unit          user-space unit tests
+#     vm:KVER       VM selftests (tests/selftests) on kernel 6.1 or 6.12
+#     crash:SPEC    a part of tests/crash/check.sh: selftest,
+#                   replay:KVER:STACK, powercut:KVER:STACK, fuzz:KVER;
+#                   SPEC+SPEC... runs them one after the other in one lane
+#   default: unit vm:6.1 vm:6.12
+#   TESTS="tac_hits.sh ..."   only these VM selftests
+#   SERIAL=1                  one VM at a time
 #
-# The VMs of different kernels run side by side (a TCG guest running one
-# test at a time keeps about one host core busy); their output is shown
-# one after the other.
+# Parts run in three phases: unit tests and host-only crash self-tests;
+# then every vm: part side by side; then every crash: part that boots
+# VMs, side by side.  A TCG guest keeps about one host core busy per
+# guest CPU, so each VM of a phase gets host cores / VMs CPUs (at least
+# one): overcommitted guests wait for descheduled vCPUs (TLB shootdowns,
+# RCU) and device-mapper table loads got five times slower that way.
 
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,6 +37,7 @@ passed=0
 failed=0
 skipped=0
 broken=()
+t_all=$(date +%s)
 
 add() {
 	passed=$((passed + $1))
@@ -34,13 +45,37 @@ add() {
 	skipped=$((skipped + $3))
 }
 
+lane_cpus() {
+	local n
+	if [ "${SERIAL:-0}" = 1 ]; then
+		n=$(nproc)
+	else
+		n=$(( $(nproc) / $1 ))
+	fi
+	[ "$n" -ge 1 ] || n=1
+	[ "$n" -le 4 ] || n=4
+	echo "$n"
+}
+
+# run_lanes FUNC ARG...: FUNC ARG for every ARG, side by side unless
+# SERIAL=1
+run_lanes() {
+	local f=$1 a
+	shift
+	if [ "${SERIAL:-0}" = 1 ]; then
+		for a in "$@"; do "$f" "$a"; done
+	else
+		for a in "$@"; do "$f" "$a" & done
+		wait
+	fi
+}
+
 vm_run() {
 	local k=$1 rw=$out/vm-$1
 	rm -rf "$rw"
 	mkdir -p "$rw"
 	# shellcheck disable=SC2086
-	qemu/vm --kernel "$k" --cpus "$vm_cpus" --rwdir "$rw" \
-		--log "$out/console-$k.log" \
+	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console-$k.log" \
 		-- tests/selftests/run_all.sh -o "$rw/counts" ${TESTS:-} \
 		>"$out/vm-$k.log" 2>&1
 	echo $? >"$rw.rc"
@@ -59,26 +94,38 @@ vm_collect() {
 	fi
 }
 
+crash_log() {
+	local n=${1//:/-}
+	echo "$out/crash-${n//+/_}.log"
+}
+
+crash_run() {
+	# shellcheck disable=SC2046
+	bash tests/crash/check.sh $(tr + ' ' <<<"$1") >"$(crash_log "$1")" 2>&1
+}
+
+crash_collect() {
+	local log line
+	log=$(crash_log "$1")
+	echo "== crash test $1"
+	grep -v -E '^[0-9]+ passed, [0-9]+ failed$' "$log"
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
+	if [ -z "$line" ]; then
+		broken+=("crash test $1 did not run to the end (see $log)")
+	else
+		add $(echo "$line" | awk '{ print $1, $3, 0 }')
+	fi
+}
+
 vms=()
+crash_host=()
+crash_vm=()
 for part in "${parts[@]}"; do
 	case $part in
-	unit)
-		start=$(date +%s)
-		echo "== unit tests"
-		make -s --no-print-directory -C tests/unit check 2>&1 |
-			tee "$out/unit.log"
-		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/unit.log" |
-		       tail -n1)
-		if [ -z "$line" ]; then
-			broken+=("unit tests did not run to the end")
-		else
-			add $(echo "$line" | awk '{ print $1, $3, 0 }')
-		fi
-		echo "== unit tests took $(( $(date +%s) - start ))s"
-		;;
-	vm:*)
-		vms+=("${part#vm:}")
-		;;
+	unit) ;;
+	vm:*) vms+=("${part#vm:}") ;;
+	crash:selftest) crash_host+=(selftest) ;;
+	crash:*) crash_vm+=("${part#crash:}") ;;
 	*)
 		echo "unknown part '$part'" >&2
 		exit 2
@@ -86,44 +133,64 @@ for part in "${parts[@]}"; do
 	esac
 done
 
+# Phase 1: host only.
+for part in "${parts[@]}"; do
+	[ "$part" = unit ] || continue
+	start=$(date +%s)
+	echo "== unit tests"
+	make -s --no-print-directory -C tests/unit check 2>&1 |
+		tee "$out/unit.log"
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/unit.log" |
+	       tail -n1)
+	if [ -z "$line" ]; then
+		broken+=("unit tests did not run to the end")
+	else
+		add $(echo "$line" | awk '{ print $1, $3, 0 }')
+	fi
+	echo "== unit tests took $(( $(date +%s) - start ))s"
+done
+for c in "${crash_host[@]}"; do
+	crash_run "$c"
+	crash_collect "$c"
+done
+
+# Build every kernel's module first: builds share dm-tac/.
+for k in $(printf '%s\n' "${vms[@]}" "${crash_vm[@]}" | tr + '\n' |
+	   sed -E 's/^[a-z]+:([^:]+).*/\1/' | sort -u); do
+	make -s -C "$top" module KVER="$k" >/dev/null 2>&1 ||
+		broken+=("building dm-tac for $k failed")
+done
+
+# Phase 2: the VM selftests.
 if [ ${#vms[@]} -gt 0 ]; then
 	start=$(date +%s)
-	# Build every kernel's module first: builds share dm-tac/.
-	for k in "${vms[@]}"; do
-		make -s -C "$top" module KVER="$k" >/dev/null 2>&1 ||
-			broken+=("building dm-tac for $k failed")
-	done
-	# Never more guest CPUs than host cores in all: an overcommitted TCG
-	# guest waits for descheduled vCPUs (TLB shootdowns, RCU), and
-	# device-mapper table loads got five times slower that way.
-	ncpu=$(nproc)
-	if [ "${SERIAL:-0}" = 1 ]; then
-		vm_cpus=$ncpu
-	else
-		vm_cpus=$((ncpu / ${#vms[@]}))
-	fi
-	[ "$vm_cpus" -ge 1 ] || vm_cpus=1
-	[ "$vm_cpus" -le 4 ] || vm_cpus=4
-	echo "== ${#vms[@]} VM(s), $vm_cpus CPU(s) each, $ncpu host cores"
-	if [ "${SERIAL:-0}" = 1 ]; then
-		for k in "${vms[@]}"; do
-			vm_run "$k"
-		done
-	else
-		for k in "${vms[@]}"; do
-			vm_run "$k" &
-		done
-		wait
-	fi
+	export VM_CPUS
+	VM_CPUS=$(lane_cpus ${#vms[@]})
+	echo "== VM selftests: ${#vms[@]} VM(s), $VM_CPUS CPU(s) each, $(nproc) host cores"
+	run_lanes vm_run "${vms[@]}"
 	for k in "${vms[@]}"; do
 		vm_collect "$k"
 	done
 	echo "== VM selftests took $(( $(date +%s) - start ))s"
 fi
 
+# Phase 3: crash tests that boot VMs.
+if [ ${#crash_vm[@]} -gt 0 ]; then
+	start=$(date +%s)
+	export VM_CPUS
+	VM_CPUS=$(lane_cpus ${#crash_vm[@]})
+	echo "== crash tests: ${#crash_vm[@]} part(s) side by side, $VM_CPUS CPU(s) per VM"
+	run_lanes crash_run "${crash_vm[@]}"
+	for c in "${crash_vm[@]}"; do
+		crash_collect "$c"
+	done
+	echo "== crash tests took $(( $(date +%s) - start ))s"
+fi
+
 for b in "${broken[@]}"; do
 	echo "BROKEN: $b"
 	failed=$((failed + 1))	# a part that did not run is a failure
 done
+echo "== all parts took $(( $(date +%s) - t_all ))s"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ ${#broken[@]} -eq 0 ]

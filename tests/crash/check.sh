@@ -10,6 +10,8 @@
 #                             damage, logreplay on an ideal disk's log
 #   replay:KVER[:STACK]       logwrites.sh in one VM boot (STACK: plain)
 #   powercut:KVER[:STACK]     powercut.sh (CYCLES cut points)
+#   fuzz:KVER                 fuzz.sh: dm-tac over IMAGES caches with
+#                             random bits of their metadata inverted
 #
 # A part on a stack that is broken on purpose (noflush, lossy) passes
 # when the crash test FAILS it: that is the test of the tests.  Other
@@ -46,6 +48,15 @@ expect_for() {
 	esac
 }
 
+# The guest does not inherit this environment: pass the knobs on.
+guest_env() {
+	local v
+	for v in WRITES FLUSH_MAX SUBSETS SEED MAX_STATES STOP_AFTER CACHE_MIB \
+		 ORIGIN_MIB IMAGES BITS_MAX CRASH_TAC_ARGS; do
+		[ -z "${!v:-}" ] || printf '%s=%s\n' "$v" "${!v}"
+	done
+}
+
 make -s -C "$here" || { echo "0 passed, 1 failed"; exit 1; }
 for part in "$@"; do
 	IFS=: read -r what kver stack <<<"$part"
@@ -65,7 +76,7 @@ for part in "$@"; do
 		mkdir -p "$rw"
 		"$top/qemu/vm" --kernel "$kver" --rwdir "$rw" \
 			--log "$out/replay-$kver-$stack.console.log" -- \
-			env CRASH_STACK="$stack" "$here/logwrites.sh" >"$log" 2>&1
+			env $(guest_env) CRASH_STACK="$stack" "$here/logwrites.sh" >"$log" 2>&1
 		rc=$?
 		line=$(grep -a -E '^logwrites: [0-9]+ crash states checked' "$log" | tail -n 1)
 		sum=$(grep -a -E '^logreplay: [0-9]+ crash states checked' "$log" | tail -n 1)
@@ -89,8 +100,22 @@ for part in "$@"; do
 			"${line:-no summary}; $(grep -E '^powercut: [0-9]+ boots' "$log")"
 		grep -m 3 -A 2 '^powercut: cycle [0-9]*: violations' "$log" | sed 's/^/#   /'
 		;;
+	fuzz)
+		log=$out/fuzz-$kver.log
+		rw=$out/fuzz-$kver
+		rm -rf "$rw"
+		mkdir -p "$rw"
+		"$top/qemu/vm" --kernel "$kver" --rwdir "$rw" \
+			--log "$out/fuzz-$kver.console.log" -- \
+			env $(guest_env) "$here/fuzz.sh" >"$log" 2>&1
+		rc=$?
+		line=$(grep -a -E '^fuzz: [0-9]+ images' "$log" | tail -n 1)
+		[ -n "$line" ] || [ "$rc" -ne 0 ] || rc=2
+		verdict "bad metadata on $kver" "$rc" pass "${line:-no summary, see $log}"
+		grep -a -m 3 -A 3 '^fuzz: image' "$log" | sed 's/^/#   /'
+		;;
 	*)
-		echo "unknown part '$part' (selftest, replay:KVER[:STACK], powercut:KVER[:STACK])"
+		echo "unknown part '$part' (selftest, replay:KVER[:STACK], powercut:KVER[:STACK], fuzz:KVER)"
 		exit 2
 		;;
 	esac

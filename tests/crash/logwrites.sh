@@ -97,9 +97,14 @@ echo "logwrites: stack $CRASH_STACK, kernel $(uname -r), cache ${CACHE_MIB} MiB 
 dev=$(stack_up "$cdev" "$odev") ||
 	die "stack_up '$CRASH_STACK' failed (see above): nothing was tested"
 t0=$(date +%s.%N)
+rm -f "$work/churn.stop"
+stack_churn "$work/churn.stop" &
+churn=$!
 "$CRASH_BIN/writer" --dev "$dev" --journal "$out/journal" --seed "$SEED" \
 	--count "$WRITES" --flush-max "$FLUSH_MAX" --dsync 5 --qd 8 \
 	--mark-dm crash-logw || die "the writer failed"
+touch "$work/churn.stop"
+wait "$churn"
 stack_down
 for d in crash-cache crash-origin crash-logw; do
 	_stack_dm_remove "$d" || die "cannot remove $d"

@@ -54,6 +54,9 @@ if [ "$mode" = verify ]; then
 	stack_down
 	exit 0
 fi
+# Cleaner runs, mode switches and flush messages while the writer runs:
+# the cut may land in any of them (stack.sh).
+stack_churn /nonexistent/stop &
 echo "guest: writer starts at $(cut -d' ' -f1 /proc/uptime)s"
 exec "$here/writer" --dev "$dev" --journal "$rw/journal.$cycle" \
 	--seed "$seed" --seconds 300 --ready "$rw/ready.$cycle" \

@@ -19,11 +19,9 @@
 #                    noflush, lossy
 #   SEED=<random>    seeds the writer runs and the cut times
 #   CUT_MIN=0.5 CUT_MAX=8  the cut lands this many seconds after the
-#                    writer's init was acknowledged (estimated from the
-#                    boots so far; the first boot calibrates at FIRST_CUT)
-#   FIRST_CUT=120    kill-after of the first boot, seconds: late enough
-#                    for a slow boot on a loaded machine
-#   CACHE_MIB=8 ORIGIN_MIB=16  disk sizes
+#                    host saw the writer's ready file (its init was
+#                    acknowledged; qemu/vm --kill-when)
+#   CACHE_MIB=4 ORIGIN_MIB=8  disk sizes
 #   OUT=out/crash/powercut-<kver>-<stack>  images, journals, logs
 #
 # Prints one line per boot and ends with
@@ -40,9 +38,8 @@ CRASH_STACK=${CRASH_STACK:-plain}
 SEED=${SEED:-$(( $(date +%s) % 100000 ))}
 CUT_MIN=${CUT_MIN:-0.5}
 CUT_MAX=${CUT_MAX:-8}
-FIRST_CUT=${FIRST_CUT:-120}
-CACHE_MIB=${CACHE_MIB:-8}
-ORIGIN_MIB=${ORIGIN_MIB:-16}
+CACHE_MIB=${CACHE_MIB:-4}
+ORIGIN_MIB=${ORIGIN_MIB:-8}
 out=${OUT:-$top/out/crash/powercut-$KVER-$CRASH_STACK}
 
 make -s -C "$here" writer verify || exit 2
@@ -55,7 +52,6 @@ rw=$out/rw
 echo "powercut: kernel $KVER, stack $CRASH_STACK, seed $SEED, $CYCLES cut points wanted, out $out"
 
 cuts=0 verified=0 violations=0 early=0 errors=0 vm_retries=0
-ready_max=
 total_time=0
 cycle=1
 max_boots=$((CYCLES * 2 + 2))
@@ -88,7 +84,7 @@ judge() {
 
 boot() {
 	local cycle=$1 mode=$2 kill=$3 t0 t1 rc args=()
-	[ -z "$kill" ] || args=(--kill-after "$kill")
+	[ -z "$kill" ] || args=(--kill-when "$rw/ready.$cycle" --kill-after "$kill")
 	t0=$(date +%s.%N)
 	"$top/qemu/vm" --kernel "$KVER" --disk "$out/cache.img" \
 		--disk "$out/origin.img" --rwdir "$rw" --timeout 600 \
@@ -106,11 +102,7 @@ boot() {
 }
 
 while [ "$cuts" -lt "$CYCLES" ] && [ "$cycle" -le "$max_boots" ]; do
-	if [ -z "$ready_max" ]; then
-		kill=$FIRST_CUT
-	else
-		kill=$(echo "$ready_max + 1 + $(rand_between "$CUT_MIN" "$CUT_MAX" $((SEED + cycle)))" | bc)
-	fi
+	kill=$(rand_between "$CUT_MIN" "$CUT_MAX" $((SEED + cycle)))
 	boot "$cycle" write "$kill"
 	rc=$?
 	total_time=$(echo "$total_time + $boot_time" | bc)
@@ -135,16 +127,12 @@ while [ "$cuts" -lt "$CYCLES" ] && [ "$cycle" -le "$max_boots" ]; do
 		cuts=$((cuts + 1))
 		writes=$(grep -c '^C' "$rw/journal.$cycle")
 		flushes=$(grep -c '^F' "$rw/journal.$cycle")
-		printf 'powercut: boot %d: %.1fs, writer ready at %.1fs, cut at %.1fs (%.1fs into the writes: %d writes, %d flushes journaled); previous: %s\n' \
-			"$cycle" "$boot_time" "$ready_at" "$kill" "$(echo "$kill - $ready_at" | bc)" \
+		printf 'powercut: boot %d: %.1fs, writer ready at %.1fs, cut %.1fs later (%d writes, %d flushes journaled); previous: %s\n' \
+			"$cycle" "$boot_time" "$ready_at" "$kill" \
 			"$writes" "$flushes" "$verdict"
-		if [ -z "$ready_max" ] || [ "$(echo "$ready_at > $ready_max" | bc)" = 1 ]; then
-			ready_max=$ready_at
-		fi
 	else
-		printf 'powercut: boot %d: %.1fs, cut at %.1fs before the writer was ready (not a cut point); previous: %s\n' \
-			"$cycle" "$boot_time" "$kill" "$verdict"
-		ready_max=$(echo "${ready_max:-$FIRST_CUT} + 10" | bc)
+		printf 'powercut: boot %d: %.1fs, ended before the writer was ready (not a cut point); previous: %s\n' \
+			"$cycle" "$boot_time" "$verdict"
 	fi
 	cycle=$((cycle + 1))
 done

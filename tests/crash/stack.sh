@@ -18,7 +18,8 @@
 # CRASH_STACK selects the stack:
 #   plain      the origin device itself: a virtio disk or a loop device
 #              that honours flushes.  Develops the tools; must pass.
-#   tac        dm-tac write-back over origin and cache (see TAC below).
+#   tac        dm-tac write-back over origin and cache; CRASH_TAC_ARGS
+#              replaces the optional arguments (counted: "2 mode writeback").
 #   pagecache  a buffered loop device over the origin: a real volatile
 #              cache in guest RAM that honours flushes (loop's flush is an
 #              fsync of the backing device).  Must pass: a volatile
@@ -122,22 +123,14 @@ stack_up() {
 		echo "$origin"
 		;;
 	tac)
-		# ------------------------------------------------------------
-		# TAC: for the lead to finish when write-back exists.  Today
-		# the constructor rejects "mode writeback", stack_up fails
-		# with the kernel's reason and the tests report it.
-		#  - the table: block size 8 sectors (4 KiB, the records'
-		#    size); add tunables here to stress the cleaner, e.g.
-		#    "8 6 mode writeback dirty_threshold 5 commit_interval 1"
-		#    (count the optional words);
-		#  - a zeroed cache is formatted by the constructor; after a
-		#    power cut the same line must recover, never "format";
-		#  - if recovery needs time before the device serves correct
-		#    data, wait here (e.g. poll dmsetup status), not in the
-		#    tests.
-		# ------------------------------------------------------------
-		_stack_dm_create crash_tac \
-			"0 $sz tac $origin $cache 8 2 mode writeback"
+		# Write-back with everything that can be in flight at a cut
+		# made frequent: a low dirty threshold keeps the cleaner
+		# running, idle cleaning starts after 100 ms, the timer
+		# commits every 50 ms, and small batches mean many cleaner
+		# writes.  The same line after a cut is the recovery under
+		# test (never "format"); the constructor returns only once
+		# the device serves correct data.
+		_stack_dm_create crash_tac "0 $sz tac $origin $cache 8 ${CRASH_TAC_ARGS:-10 mode writeback dirty_threshold 10 clean_idle_ms 100 commit_interval 50 clean_batch 8}"
 		;;
 	pagecache)
 		_stack_loop_up "$origin" "write back"
@@ -172,4 +165,29 @@ stack_down() {
 		;;
 	esac
 	return 0
+}
+
+# stack_churn STOPFILE: run in the background while the writer writes,
+# until STOPFILE exists (then wait for it: a message may still be running): for dm-tac, everything a crash can interrupt besides
+# user writes (issue 5, crash testing 3): "flush" messages (write back
+# everything), switches to write-through and back (clean, then switch),
+# and thresholds that start and stop the cleaner.  The messages may fail
+# (EINTR, busy): that is not what is tested.
+stack_churn() {
+	case $CRASH_STACK in
+	tac)
+		while [ ! -e "$1" ]; do
+			sleep 0.2
+			dmsetup message crash_tac 0 flush
+			sleep 0.2
+			dmsetup message crash_tac 0 mode writethrough
+			sleep 0.2
+			dmsetup message crash_tac 0 mode writeback
+			sleep 0.2
+			dmsetup message crash_tac 0 set dirty_threshold 1
+			sleep 0.2
+			dmsetup message crash_tac 0 set dirty_threshold 10
+		done >/dev/null 2>&1
+		;;
+	esac
 }
