@@ -161,31 +161,26 @@ for k in $(printf '%s\n' "${vms[@]}" "${crash_vm[@]}" | tr + '\n' |
 		broken+=("building dm-tac for $k failed")
 done
 
-# Phase 2: the VM selftests.
-if [ ${#vms[@]} -gt 0 ]; then
+# run_phase TITLE RUN COLLECT ITEM...: RUN every ITEM side by side with
+# the host's cores shared among their VMs, then COLLECT each in order.
+run_phase() {
+	local title=$1 run=$2 collect=$3 start i
+	shift 3
+	[ $# -gt 0 ] || return 0
 	start=$(date +%s)
 	export VM_CPUS
-	VM_CPUS=$(lane_cpus ${#vms[@]})
-	echo "== VM selftests: ${#vms[@]} VM(s), $VM_CPUS CPU(s) each, $(nproc) host cores"
-	run_lanes vm_run "${vms[@]}"
-	for k in "${vms[@]}"; do
-		vm_collect "$k"
+	VM_CPUS=$(lane_cpus $#)
+	echo "== $title: $# lane(s) side by side, $VM_CPUS CPU(s) per VM, $(nproc) host cores"
+	run_lanes "$run" "$@"
+	for i in "$@"; do
+		"$collect" "$i"
 	done
-	echo "== VM selftests took $(( $(date +%s) - start ))s"
-fi
+	echo "== $title took $(( $(date +%s) - start ))s"
+}
 
-# Phase 3: crash tests that boot VMs.
-if [ ${#crash_vm[@]} -gt 0 ]; then
-	start=$(date +%s)
-	export VM_CPUS
-	VM_CPUS=$(lane_cpus ${#crash_vm[@]})
-	echo "== crash tests: ${#crash_vm[@]} part(s) side by side, $VM_CPUS CPU(s) per VM"
-	run_lanes crash_run "${crash_vm[@]}"
-	for c in "${crash_vm[@]}"; do
-		crash_collect "$c"
-	done
-	echo "== crash tests took $(( $(date +%s) - start ))s"
-fi
+# Phase 2: the VM selftests.  Phase 3: crash tests that boot VMs.
+run_phase "VM selftests" vm_run vm_collect "${vms[@]}"
+run_phase "crash tests" crash_run crash_collect "${crash_vm[@]}"
 
 for b in "${broken[@]}"; do
 	echo "BROKEN: $b"

@@ -32,15 +32,10 @@ WRITES=${WRITES:-600}
 out=${OUT:-${VM_RWDIR:-/tmp}/fuzz}
 TABLE_ARGS="6 mode writeback dirty_threshold 100 clean_idle_ms 0"
 
-work=$(mktemp -d /tmp/crash-fuzz.XXXXXX)
-loops=()
+. "$here/guest-work.sh"
 cleanup() {
-	"$work/bin/dmctl" remove crash_fz >/dev/null 2>&1
-	for l in "${loops[@]}"; do
-		losetup -d "$l" 2>/dev/null
-	done
-	umount -l "$work" 2>/dev/null
-	rmdir "$work"
+	"$CRASH_BIN/dmctl" remove crash_fz >/dev/null 2>&1
+	crash_work_down
 }
 trap cleanup EXIT
 
@@ -52,19 +47,14 @@ die() {
 
 mkdir -p "$out"
 rm -f "$out"/*
-mount -t tmpfs -o size=256M crash-fuzz "$work" || die "cannot mount tmpfs"
-mkdir "$work/bin"
-cp "$here/writer" "$here/verify" "$here/dmctl" "$here/flipbits" "$work/bin/" ||
-	die "build the tools first: make -C tests/crash"
-bin=$work/bin
-modprobe loop 2>/dev/null
+crash_work_up crash-fuzz 256M writer verify dmctl flipbits ||
+	die "cannot set up the work directory (build the tools first: make -C tests/crash)"
+bin=$CRASH_BIN
 
 truncate -s "${CACHE_MIB}M" "$work/cache.img"
 truncate -s "${ORIGIN_MIB}M" "$work/origin.img"
-cdev=$(losetup --find --show "$work/cache.img") || die "losetup cache"
-loops+=("$cdev")
-odev=$(losetup --find --show "$work/origin.img") || die "losetup origin"
-loops+=("$odev")
+crash_loop cdev "$work/cache.img" || die "losetup cache"
+crash_loop odev "$work/origin.img" || die "losetup origin"
 table="0 $((ORIGIN_MIB * 2048)) tac $odev $cdev 8 $TABLE_ARGS"
 
 # The pristine pair.

@@ -48,18 +48,13 @@ out=${OUT:-${VM_RWDIR:-/tmp}/logwrites-$CRASH_STACK}
 
 mkdir -p "$out"
 rm -f "$out"/*
-work=$(mktemp -d /tmp/crash-lw.XXXXXX)
-loops=()
+. "$here/guest-work.sh"
 cleanup() {
 	stack_down
 	for d in crash-rcache crash-rorigin crash-cache crash-origin crash-logw; do
 		_stack_dm_remove "$d" >/dev/null 2>&1
 	done
-	for l in "${loops[@]}"; do
-		losetup -d "$l" 2>/dev/null
-	done
-	umount -l "$work" 2>/dev/null
-	rmdir "$work"
+	crash_work_down
 }
 trap cleanup EXIT
 
@@ -69,22 +64,15 @@ die() {
 	exit 2
 }
 
-mount -t tmpfs -o size=1G crash-lw "$work" || die "cannot mount tmpfs"
-# Run the tools from RAM: exec over the 9p root costs up to a second.
-mkdir "$work/bin"
-cp "$here/writer" "$here/verify" "$here/logreplay" "$here/dmctl" "$work/bin/" ||
-	die "build the tools first: make -C tests/crash"
-export CRASH_BIN=$work/bin
-modprobe loop 2>/dev/null
+crash_work_up crash-lw 1G writer verify logreplay dmctl ||
+	die "cannot set up the work directory (build the tools first: make -C tests/crash)"
 modprobe dm-log-writes || die "no dm-log-writes module"
 csz=$((CACHE_MIB * 2048))
 osz=$((ORIGIN_MIB * 2048))
 truncate -s $(((CACHE_MIB + ORIGIN_MIB) * 1048576)) "$work/data.img"
 truncate -s 512M "$work/log.img"
-data=$(losetup --find --show "$work/data.img") || die "losetup data"
-loops+=("$data")
-logdev=$(losetup --find --show "$work/log.img") || die "losetup log"
-loops+=("$logdev")
+crash_loop data "$work/data.img" || die "losetup data"
+crash_loop logdev "$work/log.img" || die "losetup log"
 
 logw=$(_stack_dm_create crash-logw "0 $((csz + osz)) log-writes $data $logdev") ||
 	die "cannot create the log-writes device"
@@ -114,8 +102,7 @@ printf 'logwrites: recorded in %.1fs\n' "$(echo "$(date +%s.%N) - $t0" | bc)"
 # The crash states go to a fresh file; the loop device over it reads the
 # same page cache, so logreplay writes the file directly.
 truncate -s $(((CACHE_MIB + ORIGIN_MIB) * 1048576)) "$work/replay.img"
-rdev=$(losetup --find --show "$work/replay.img") || die "losetup replay"
-loops+=("$rdev")
+crash_loop rdev "$work/replay.img" || die "losetup replay"
 rcdev=$(_stack_dm_create crash-rcache "0 $csz linear $rdev 0") ||
 	die "cannot create the replayed cache region"
 rodev=$(_stack_dm_create crash-rorigin "0 $osz linear $rdev $csz") ||
