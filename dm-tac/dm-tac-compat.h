@@ -61,4 +61,11 @@ static inline void tac_force_stable_writes(struct dm_target *ti)
 }
 #endif
 
+/* 6.12 moved the unaligned access helpers out of asm/. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
+
 #endif /* DM_TAC_COMPAT_H */

@@ -8,14 +8,21 @@
  * Two superblock slots (sectors 0-7 and 8-15) are written alternately with
  * an increasing sequence number, so a torn superblock write leaves the
  * other slot intact; the valid slot with the higher sequence wins.
+ *
+ * This file owns the commits: the work item that serves flushes and FUA
+ * writes (__tac_md_commit_bio()) runs on its own ordered workqueue, so no
+ * flush ever waits behind the cleaner, and every buffer a commit needs is
+ * allocated when the cache is opened, so a commit cannot fail for memory.
  */
 #include <linux/crc32c.h>
 #include <linux/ioprio.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 
 #include "dm-tac.h"
+#include "dm-tac-compat.h"
 
 #define TAC_SB_MAGIC		0x31434154204d44ULL	/* "DM TAC1" */
 #define TAC_SB_VERSION		1
@@ -265,43 +272,14 @@ void tac_md_changed(struct tac_cache *c, u32 cblock)
 	__set_bit(cblock / tac_blocks_per_page(c), c->md_changed);
 }
 
-/*
- * What a block's entry says on disk decides whether it may be reused: an
- * entry written dirty keeps the block (CB_DISK_DIRTY) until a durable
- * commit writes it otherwise (CB_CLEAN_WRITTEN until then).
- */
-static void __tac_entry_written(struct tac_cache *c, u32 cb, bool dirty)
-{
-	u16 *st = &c->cb_state[cb];
-
-	if (dirty) {
-		*st &= ~CB_CLEAN_WRITTEN;
-		if (!(*st & CB_DISK_DIRTY)) {
-			*st |= CB_DISK_DIRTY;
-			c->disk_dirty++;
-			__tac_update_hold(c, cb);
-		}
-	} else if (*st & CB_DISK_DIRTY) {
-		*st |= CB_CLEAN_WRITTEN;
-	}
-}
-
 /* After a durable commit of page @pgno: release what it made free. */
 static void __tac_page_committed(struct tac_cache *c, u64 pgno)
 {
 	u32 per = tac_blocks_per_page(c), cb;
 	u64 last = min_t(u64, (pgno + 1) * per, c->nr_cblocks);
 
-	for (cb = pgno * per; cb < last; cb++) {
-		u16 *st = &c->cb_state[cb];
-
-		if (!(*st & CB_CLEAN_WRITTEN))
-			continue;
-		*st &= ~(CB_CLEAN_WRITTEN | CB_DISK_DIRTY);
-		c->disk_dirty--;
-		__tac_maybe_free(c, cb);
-		__tac_update_hold(c, cb);
-	}
+	for (cb = pgno * per; cb < last; cb++)
+		__tac_entry_committed(c, cb);
 }
 
 /* Fill one map page (8 sectors) from the in-core state. */
@@ -331,12 +309,18 @@ static void tac_map_page_fill(struct tac_cache *c, void *page, u64 pgno)
 				__tac_entry_written(c, cb, false);
 				continue;
 			}
+			dirty = __tac_entry_dirty(c, cb, dirty);
 			v = from_oblock(ob) << TAC_ENTRY_SHIFT |
-			    TAC_ENTRY_VALID | (dirty ? TAC_ENTRY_DIRTY : 0) |
-			    ((c->cb_state[cb] & CB_NOCRC) ? TAC_ENTRY_NOCRC : 0);
-			*(__le64 *)e = cpu_to_le64(v);
-			for (u = 0; u < c->units; u++)
-				crc[u] = cpu_to_le16(c->crc[(u64)cb * c->units + u]);
+			    TAC_ENTRY_VALID | (dirty ? TAC_ENTRY_DIRTY : 0);
+			for (u = 0; u < c->units; u++) {
+				u16 x = c->crc[(u64)cb * c->units + u];
+
+				/* Readers before per-unit "unknown": nocrc. */
+				if (x == TAC_CRC_UNKNOWN)
+					v |= TAC_ENTRY_NOCRC;
+				put_unaligned_le16(x, &crc[u]);
+			}
+			put_unaligned_le64(v, e);
 			__tac_entry_written(c, cb, dirty);
 		}
 		*(__le32 *)(sec + 4) = cpu_to_le32(sector0 + s);
@@ -418,13 +402,28 @@ static int tac_map_page_load(struct tac_cache *c, const void *page,
 		for (i = 0; i < per && first + i < c->nr_cblocks && !r; i++) {
 			const void *e = sec + TAC_SECTOR_HDR + i * eb;
 			const __le16 *crc = e + 8;
-			u64 v = le64_to_cpu(*(__le64 *)e);
+			u64 v = get_unaligned_le64(e);
 			u64 ob = v >> TAC_ENTRY_SHIFT;
 			bool dirty = v & TAC_ENTRY_DIRTY;
 			u32 cb = first + i;
+			tac_cblock_t other;
 
 			if (!(v & TAC_ENTRY_VALID) || (!load_clean && !dirty))
 				continue;
+			if (ob < c->nr_oblocks && !c->md.was_clean &&
+			    !c->policy->ops->lookup(c->policy, to_oblock(ob),
+						    &other, false)) {
+				/*
+				 * A crash in a commit can leave the entry of a
+				 * discarded dirty block beside that of its new
+				 * copy, not yet flushed: either is data the
+				 * block may hold after a crash.
+				 */
+				DMWARN_LIMIT("cache %pUb: origin block %llu has two dirty entries (cache blocks %u and %u): keeping the first",
+					     &c->md.uuid, ob, from_cblock(other),
+					     cb);
+				continue;
+			}
 			if (ob >= c->nr_oblocks ||
 			    c->policy->ops->load_mapping(c->policy,
 					to_cblock(cb), to_oblock(ob), dirty)) {
@@ -434,15 +433,12 @@ static int tac_map_page_load(struct tac_cache *c, const void *page,
 			}
 			for (u = 0; u < c->units; u++)
 				c->crc[(u64)cb * c->units + u] =
-					le16_to_cpu(crc[u]);
-			if ((v & TAC_ENTRY_NOCRC) ||
-			    (dirty && !c->md.was_clean))
-				c->cb_state[cb] |= CB_NOCRC;
-			if (dirty) {
-				c->cb_state[cb] |= CB_DISK_DIRTY;
-				c->disk_dirty++;
-				__tac_update_hold(c, cb);
-			}
+					(v & TAC_ENTRY_NOCRC) ||
+					(dirty && !c->md.was_clean) ?
+					TAC_CRC_UNKNOWN :
+					get_unaligned_le16(&crc[u]);
+			if (dirty)
+				__tac_entry_written(c, cb, true);
 		}
 	}
 	spin_unlock_irq(&c->lock);
@@ -534,9 +530,14 @@ static int tac_md_write_temps(struct tac_cache *c, u64 seq)
 	struct tac_temp_ctx t = {};
 	int r;
 
+	unsigned int noio;
+
 	if (!c->policy->ops->walk_extents)
 		return 0;
+	/* Suspended: reclaim must not write to this device to find memory. */
+	noio = memalloc_noio_save();
 	t.buf = vzalloc((size_t)pages * TAC_MD_BLOCK);
+	memalloc_noio_restore(noio);
 	if (!t.buf)
 		return -ENOMEM;
 	t.max = pages * TAC_TEMP_RECS;
@@ -563,18 +564,16 @@ static int tac_md_write_temps(struct tac_cache *c, u64 seq)
  * each chunk's entries are captured first, then the cache is flushed so
  * that every write those entries describe is durable, then the chunk is
  * written.  Entries changed after their capture wait for the next commit.
+ * Caller holds md.lock (the chunk buffer is c->md.chunk).
  */
 static int __tac_write_changed(struct tac_cache *c, unsigned long *pages,
 			       bool all)
 {
 	u64 n = c->md.geo.map_pages, pg = 0, list[TAC_MD_CHUNK];
-	void *buf;
+	void *buf = c->md.chunk;
 	u32 k, i;
 	int r = 0;
 
-	buf = kvmalloc(TAC_MD_CHUNK * TAC_MD_BLOCK, GFP_KERNEL);
-	if (!buf)
-		return -ENOMEM;
 	for (;;) {
 		for (k = 0; k < TAC_MD_CHUNK; k++, pg++) {
 			if (!all)
@@ -604,7 +603,6 @@ static int __tac_write_changed(struct tac_cache *c, unsigned long *pages,
 		if (k < TAC_MD_CHUNK)
 			break;
 	}
-	kvfree(buf);
 	return r;
 }
 
@@ -623,18 +621,15 @@ static void __tac_commit_done(struct tac_cache *c, unsigned long *pages)
  * superblock (its flush makes them durable first).  When it returns 0,
  * every write completed before it started is durable, with the metadata
  * that finds it.  A failure is latched: write-back can no longer promise
- * durability.
+ * durability.  May sleep; never allocates.
  */
 int tac_md_commit(struct tac_cache *c)
 {
-	unsigned long *pages;
+	unsigned long *pages = c->md.pages;
 	u64 n = c->md.geo.map_pages;
 	bool any;
 	int r;
 
-	pages = bitmap_zalloc(n, GFP_KERNEL);
-	if (!pages)
-		return -ENOMEM;
 	mutex_lock(&c->md.lock);
 	spin_lock_irq(&c->lock);
 	bitmap_copy(pages, c->md_changed, n);
@@ -662,27 +657,62 @@ int tac_md_commit(struct tac_cache *c)
 	}
 	spin_unlock_irq(&c->lock);
 	mutex_unlock(&c->md.lock);
-	bitmap_free(pages);
 	return r;
+}
+
+/*
+ * The commit worker: one commit serves every flush and FUA write queued
+ * before it started (group commit); later ones wait for the next.
+ */
+static void tac_commit_worker(struct work_struct *work)
+{
+	struct tac_cache *c = container_of(work, struct tac_cache, commit_work);
+	struct bio_list waiters;
+	struct bio *bio;
+	int r;
+
+	spin_lock_irq(&c->lock);
+	waiters = c->commit_waiters;
+	bio_list_init(&c->commit_waiters);
+	spin_unlock_irq(&c->lock);
+
+	r = tac_md_commit(c);
+	while ((bio = bio_list_pop(&waiters))) {
+		tac_pb(bio)->route = ROUTE_DONE;
+		bio->bi_status = errno_to_blk_status(r);
+		bio_endio(bio);
+	}
+}
+
+/* @bio completes after a commit that starts after now.  Holds c->lock. */
+void __tac_md_commit_bio(struct tac_cache *c, struct bio *bio)
+{
+	bio_list_add(&c->commit_waiters, bio);
+	queue_work(c->commit_wq, &c->commit_work);
+}
+
+/* A commit soon, with no one waiting for it (the commit interval). */
+void tac_md_commit_kick(struct tac_cache *c)
+{
+	queue_work(c->commit_wq, &c->commit_work);
 }
 
 /*
  * Clean shutdown: every map page (entries captured after all I/O has
  * drained, the data flushed first) and the temperatures, then a clean
  * superblock (whose own flush makes them durable before it).
+ * Temperatures are a hint: without memory for them they are not saved.
  */
 int tac_md_save(struct tac_cache *c)
 {
-	unsigned long *pages;
+	unsigned long *pages = c->md.pages;
 	u64 n = c->md.geo.map_pages;
 	u64 seq;
 	int r;
 
-	pages = bitmap_zalloc(n, GFP_KERNEL);
-	if (!pages)
-		return -ENOMEM;
-	bitmap_fill(pages, n);
+	flush_work(&c->commit_work);
 	mutex_lock(&c->md.lock);
+	bitmap_fill(pages, n);
 	spin_lock_irq(&c->lock);
 	bitmap_zero(c->md_changed, n);
 	c->md.nr_dirty = __tac_nr_dirty(c);
@@ -691,6 +721,10 @@ int tac_md_save(struct tac_cache *c)
 	r = __tac_write_changed(c, pages, true);
 	if (!r) {
 		r = tac_md_write_temps(c, seq);
+		if (r == -ENOMEM) {
+			DMWARN("no memory to save the extent temperatures: the next start is cooler");
+			r = 0;
+		}
 		c->md.temp_records = r > 0 ? r : 0;
 		c->md.extent_blocks = c->tun.policy.extent_blocks;
 		r = r < 0 ? r : 0;
@@ -700,7 +734,6 @@ int tac_md_save(struct tac_cache *c)
 	if (!r)
 		__tac_commit_done(c, pages);
 	mutex_unlock(&c->md.lock);
-	bitmap_free(pages);
 	if (r)
 		DMERR("saving the cache state failed (%d)", r);
 	return r;
@@ -764,17 +797,23 @@ out:
  * temperatures are loaded; after an unclean one the cache's contents may
  * not match the origin (write-through writes both devices at once) and
  * are dropped.  A damaged page also means a cold start, never a guess.
+ * A cold start over old entries first writes the whole map empty: commits
+ * rewrite only the pages that change, so an old dirty entry left in
+ * another page would come back after the next crash.
  */
 int tac_md_load(struct tac_cache *c, bool discard_dirty, char **error)
 {
 	bool dirty_possible = c->md.last_mode == TAC_MODE_WRITEBACK ||
 			      c->md.nr_dirty;
+	bool wipe = true;
 	u64 bad = 0;
 	int r;
 
 	mutex_lock(&c->md.lock);
-	if (c->md.formatted)
+	if (c->md.formatted) {
+		wipe = false;
 		goto out;
+	}
 	r = tac_md_read_maps(c, false, false, &bad);
 	if (r == -EILSEQ && dirty_possible && !discard_dirty) {
 		DMERR("cache %pUb: map sector %llu (cache device sector %llu) fails its checksum, and the cache may hold dirty data",
@@ -807,14 +846,23 @@ int tac_md_load(struct tac_cache *c, bool discard_dirty, char **error)
 		mutex_unlock(&c->md.lock);
 		return r;
 	}
+	wipe = false;
 	if (c->md.was_clean)
 		tac_md_load_temps(c);
 	else
 		DMINFO("cache %pUb: unclean shutdown: clean blocks dropped (they may not match the origin), %u dirty blocks recovered",
 		       &c->md.uuid, c->disk_dirty);
 out:
+	r = wipe ? tac_md_write_empty_maps(c) : 0;
+	if (!r && wipe) {
+		c->md.nr_dirty = 0;
+		c->md.temp_records = 0;
+		r = __tac_sb_write(c, c->md.was_clean);
+	}
 	mutex_unlock(&c->md.lock);
-	return 0;
+	if (r)
+		*error = "Cannot write the cache's metadata";
+	return r;
 }
 
 enum tac_sb_verdict {
@@ -915,18 +963,24 @@ static int __tac_md_open(struct tac_cache *c, u32 block_sectors,
 			best = i;
 	}
 
-	if (format || v[0] == SB_EMPTY)
+	/*
+	 * An empty first slot means a new device, unless the second slot
+	 * holds a superblock of ours: then the first was lost, not unused.
+	 */
+	if (format || (v[0] == SB_EMPTY &&
+		       (v[1] == SB_EMPTY || v[1] == SB_FOREIGN)))
 		goto do_format;
 
 	if (best < 0) {
 		if (v[0] == SB_BAD_CSUM || v[1] == SB_BAD_CSUM) {
-			DMERR("both superblock slots fail their checksum; 'format' discards the cache");
+			DMERR("no superblock slot passes its checksum; 'format' discards the cache");
 			*error = "Cache superblock checksum mismatch";
 			return -EINVAL;
 		}
-		if (v[0] == SB_BAD_VERSION) {
+		if (v[0] == SB_BAD_VERSION || v[1] == SB_BAD_VERSION) {
+			i = v[0] == SB_BAD_VERSION ? 0 : 1;
 			DMERR("superblock format version %u, this module reads %u",
-			      le32_to_cpu(sb[0]->version), TAC_SB_VERSION);
+			      le32_to_cpu(sb[i]->version), TAC_SB_VERSION);
 			*error = "Cache superblock has an unsupported format version";
 			return -EINVAL;
 		}
@@ -1012,11 +1066,28 @@ int tac_md_open(struct tac_cache *c, u32 block_sectors, bool format,
 	mutex_lock(&c->md.lock);
 	r = __tac_md_open(c, block_sectors, format, error);
 	mutex_unlock(&c->md.lock);
-	return r;
+	if (r)
+		return r;
+
+	/* Everything a commit needs, so that a commit never allocates. */
+	INIT_WORK(&c->commit_work, tac_commit_worker);
+	c->md.chunk = kvmalloc(TAC_MD_CHUNK * TAC_MD_BLOCK, GFP_KERNEL);
+	c->md.pages = bitmap_zalloc(c->md.geo.map_pages, GFP_KERNEL);
+	c->commit_wq = alloc_ordered_workqueue("dm-tac-commit",
+					       WQ_MEM_RECLAIM);
+	if (!c->md.chunk || !c->md.pages || !c->commit_wq) {
+		*error = "Cannot allocate the metadata commit buffers";
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void tac_md_close(struct tac_cache *c)
 {
+	if (c->commit_wq)
+		destroy_workqueue(c->commit_wq);
+	kvfree(c->md.chunk);
+	bitmap_free(c->md.pages);
 	if (c->md.io_client)
 		dm_io_client_destroy(c->md.io_client);
 	kfree(c->md.buf);

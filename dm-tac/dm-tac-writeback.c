@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * dm-tac write-back: the cleaner that writes dirty blocks back to the
- * origin, the metadata commits that make write-back state durable, and
- * the periodic tick that drives both.
+ * origin, and the periodic tick that drives it and the interval commits.
  *
  * The cleaner (Turbocharging sections 2.3.3 and 3.3.5) starts when dirty
  * blocks exceed dirty_threshold percent of the cache and cleans down to a
@@ -12,11 +11,12 @@
  * dirty_batch()), coalesces runs of consecutive origin blocks into single
  * origin writes of up to clean_batch blocks (group cleaning, alpha), and
  * keeps at most cleaner_inflight of them in flight so that user I/O is not
- * starved.  A block is marked clean only if no write reached it while it
- * was being cleaned (its write generation did not move) and only after
- * the origin has been flushed: a clean entry may reach the cache's
- * metadata, and then the block may be reused, only when the origin's copy
- * is durable.
+ * starved.  Each block is read as a shared holder and written to the
+ * origin under CLEANER_IO (rule 5 in dm-tac-blocks.c); it is marked clean
+ * only if no write reached it since it was taken, and only after the
+ * origin has been flushed: a clean entry may reach the cache's metadata,
+ * and then the block may be reused, only when the origin's copy is
+ * durable.  Commits themselves belong to dm-tac-metadata.c.
  */
 #include <linux/blkdev.h>
 #include <linux/crc32c.h>
@@ -28,12 +28,12 @@
 
 #define TAC_TICK_MS		100
 #define TAC_MAX_CLEAN_BLOCKS	1024
+#define TAC_MAX_CLEANER_INFLIGHT 64	/* the tunable's maximum */
 
 struct tac_clean_blk {
 	u64 oblock;
 	u32 cblock;
-	u32 gen;
-	bool nocrc;
+	bool taken;			/* __tac_clean_start() succeeded */
 	bool ok;			/* read, verified and written back */
 	u16 crc[32];			/* of what was read */
 };
@@ -48,6 +48,13 @@ struct tac_clean_run {
 	blk_status_t read_status;
 	blk_status_t write_status;
 	struct completion done;
+};
+
+/* The cleaner's arrays, allocated with the cache (a batch never does). */
+struct tac_cleaner {
+	struct tac_clean_blk blk[TAC_MAX_CLEAN_BLOCKS];
+	struct tac_mapping maps[TAC_MAX_CLEAN_BLOCKS];
+	struct tac_clean_run runs[TAC_MAX_CLEANER_INFLIGHT];
 };
 
 static void tac_run_read_endio(struct bio *bio)
@@ -79,6 +86,7 @@ static void tac_run_free(struct tac_clean_run *run)
 			if (run->pages[i])
 				__free_page(run->pages[i]);
 		kvfree(run->pages);
+		run->pages = NULL;
 	}
 }
 
@@ -132,7 +140,11 @@ static void tac_run_start_reads(struct tac_cache *c, struct tac_clean_run *run)
 	}
 }
 
-/* Checksum what was read; a block whose checksums are known must match. */
+/*
+ * Checksum what was read; the units whose checksums are known must
+ * match.  The blocks are held shared, so no write changed them under the
+ * read: a mismatch is the cache device's doing.
+ */
 static bool tac_run_verify(struct tac_cache *c, struct tac_clean_run *run)
 {
 	u32 unit = SECTOR_SIZE << c->unit_shift, per_block, i, u, p;
@@ -141,6 +153,7 @@ static bool tac_run_verify(struct tac_cache *c, struct tac_clean_run *run)
 	per_block = DIV_ROUND_UP(c->block_sectors << SECTOR_SHIFT, PAGE_SIZE);
 	for (i = 0; i < run->n; i++) {
 		struct tac_clean_blk *b = &run->blk[i];
+		const u16 *want;
 		u32 off = 0;
 
 		for (u = 0; u < c->units; u++) {
@@ -158,204 +171,200 @@ static bool tac_run_verify(struct tac_cache *c, struct tac_clean_run *run)
 				off += len;
 				left -= len;
 			}
-			b->crc[u] = crc;
+			b->crc[u] = tac_crc16(crc);
 		}
-		if (!b->nocrc) {
-			u16 *want;
-
-			spin_lock_irq(&c->lock);
-			want = &c->crc[(u64)b->cblock * c->units];
-			if (memcmp(want, b->crc, c->units * sizeof(u16)) &&
-			    __wt_gen(c, b->oblock) == b->gen) {
+		spin_lock_irq(&c->lock);
+		want = &c->crc[(u64)b->cblock * c->units];
+		for (u = 0; u < c->units; u++) {
+			if (want[u] != TAC_CRC_UNKNOWN && want[u] != b->crc[u]) {
 				__tac_fail(c, "a dirty block failed its checksum during write-back");
 				good = false;
+				break;
 			}
-			spin_unlock_irq(&c->lock);
 		}
+		spin_unlock_irq(&c->lock);
 	}
 	return good;
 }
 
 /*
- * Take up to a batch of dirty blocks in origin order from the cursor, pin
- * them and group them into runs.  Blocks with a write in flight are left
- * for later: their data may change under the read.
+ * Take the next blocks of @blk[*i..n) that are not busy, grouping
+ * consecutive origin blocks into at most cleaner_inflight runs of at most
+ * @max_run blocks.  A busy block is left for a later batch and ends its
+ * run.  Returns the number of runs.
  */
-static u32 tac_clean_pick(struct tac_cache *c, struct tac_clean_blk *blk,
-			  struct tac_mapping *maps, u32 max)
+static u32 tac_clean_take(struct tac_cache *c, struct tac_clean_blk *blk,
+			  u32 n, u32 *i, struct tac_clean_run *runs,
+			  u32 max_run)
 {
-	u32 n, i, k = 0;
+	u32 nr_runs = 0, limit = c->tun.cleaner_inflight;
+	bool open = false;
 
 	spin_lock_irq(&c->lock);
-	n = c->policy->ops->dirty_batch(c->policy, to_oblock(c->clean_cursor),
-					maps, max);
-	for (i = 0; i < n; i++) {
-		u32 cb = from_cblock(maps[i].cblock);
-		u64 ob = from_oblock(maps[i].oblock);
+	for (; *i < n; (*i)++) {
+		struct tac_clean_blk *b = &blk[*i];
+		struct tac_clean_run *run = nr_runs ? &runs[nr_runs - 1] : NULL;
+		bool extend = open && run->n < max_run &&
+			      run->blk[run->n - 1].oblock + 1 == b->oblock;
 
-		if (__wt_inflight(c, ob) || !__tac_pinnable(c, cb))
+		if (!extend && nr_runs == limit)
+			break;
+		b->taken = __tac_clean_start(c, b->cblock);
+		b->ok = false;
+		if (!b->taken) {
+			open = false;
 			continue;
-		__tac_pin(c, cb);
-		blk[k].oblock = ob;
-		blk[k].cblock = cb;
-		blk[k].gen = __wt_gen(c, ob);
-		blk[k].nocrc = c->cb_state[cb] & CB_NOCRC;
-		blk[k].ok = false;
-		k++;
+		}
+		if (extend) {
+			run->n++;
+			continue;
+		}
+		run = &runs[nr_runs++];
+		run->c = c;
+		run->blk = b;
+		run->n = 1;
+		run->pages = NULL;
+		run->read_status = BLK_STS_OK;
+		run->write_status = BLK_STS_OK;
+		open = true;
 	}
-	if (n)
-		c->clean_cursor = from_oblock(maps[n - 1].oblock) + 1;
 	spin_unlock_irq(&c->lock);
-	return k;
+	return nr_runs;
 }
 
-/* Clean one batch; returns the number of blocks made clean, or -errno. */
+/* The run's reads are over: writes may come in, discards still wait. */
+static void tac_run_read_done(struct tac_cache *c, struct tac_clean_run *run,
+			      bool write)
+{
+	u32 j;
+
+	spin_lock_irq(&c->lock);
+	for (j = 0; j < run->n; j++)
+		__tac_clean_read_done(c, run->blk[j].cblock, write);
+	spin_unlock_irq(&c->lock);
+}
+
+/* Read, verify and write back the runs [0, nr_runs); returns writes. */
+static u32 tac_clean_runs(struct tac_cache *c, struct tac_clean_run *runs,
+			  u32 nr_runs)
+{
+	u32 i, j, writes = 0;
+
+	for (i = 0; i < nr_runs; i++) {
+		init_completion(&runs[i].done);
+		if (tac_run_alloc(c, &runs[i])) {
+			runs[i].read_status = BLK_STS_RESOURCE;
+			complete(&runs[i].done);
+			continue;
+		}
+		tac_run_start_reads(c, &runs[i]);
+	}
+	for (i = 0; i < nr_runs; i++) {
+		struct tac_clean_run *run = &runs[i];
+		struct bio *bio;
+
+		wait_for_completion(&run->done);
+		if (run->read_status) {
+			if (run->read_status != BLK_STS_RESOURCE) {
+				spin_lock_irq(&c->lock);
+				__tac_fail(c, "a dirty block could not be read for write-back");
+				spin_unlock_irq(&c->lock);
+			}
+		} else if (!tac_run_verify(c, run)) {
+			run->read_status = BLK_STS_IOERR;
+		}
+		tac_run_read_done(c, run, !run->read_status);
+		if (run->read_status)
+			continue;
+		reinit_completion(&run->done);
+		bio = tac_run_bio(c, run, 0, run->n, c->origin, REQ_OP_WRITE);
+		bio->bi_iter.bi_sector = run->blk[0].oblock << c->block_shift;
+		bio->bi_end_io = tac_run_write_endio;
+		submit_bio_noacct(bio);
+		writes++;
+	}
+	for (i = 0; i < nr_runs; i++) {
+		struct tac_clean_run *run = &runs[i];
+
+		if (!run->read_status) {
+			wait_for_completion(&run->done);
+			spin_lock_irq(&c->lock);
+			for (j = 0; j < run->n; j++)
+				__tac_clean_write_done(c, run->blk[j].cblock);
+			spin_unlock_irq(&c->lock);
+			if (run->write_status)
+				DMERR_LIMIT("write-back to the origin failed (block %llu): kept dirty",
+					    run->blk[0].oblock);
+			else
+				for (j = 0; j < run->n; j++)
+					run->blk[j].ok = true;
+		}
+		tac_run_free(run);
+	}
+	return writes;
+}
+
+/*
+ * Clean one batch: dirty blocks in origin order from the cursor, in
+ * rounds of at most cleaner_inflight runs, then one origin flush for the
+ * batch before anything is marked clean.  Returns the number of blocks
+ * made clean.
+ */
 static int tac_clean_batch(struct tac_cache *c)
 {
+	struct tac_cleaner *cl = c->cleaner_mem;
 	u32 batch = min_t(u32, c->tun.clean_batch * c->tun.cleaner_inflight,
 			  TAC_MAX_CLEAN_BLOCKS);
 	u32 per_block = DIV_ROUND_UP(c->block_sectors << SECTOR_SHIFT,
 				     PAGE_SIZE);
 	u32 max_run = min_t(u32, c->tun.clean_batch,
 			    max(BIO_MAX_VECS / per_block, 1U));
-	struct tac_clean_run *runs = NULL;
-	struct tac_clean_blk *blk;
-	struct tac_mapping *maps;
-	u32 n, nr_runs = 0, i, r0, cleaned = 0, writes = 0;
-	int r = 0;
+	u32 n, i, next = 0, cleaned = 0, writes = 0, nr_runs;
 
-	blk = kvcalloc(batch, sizeof(*blk), GFP_NOIO);
-	maps = kvcalloc(batch, sizeof(*maps), GFP_NOIO);
-	runs = kvcalloc(batch, sizeof(*runs), GFP_NOIO);
-	if (!blk || !maps || !runs) {
-		r = -ENOMEM;
-		goto out;
-	}
-	n = tac_clean_pick(c, blk, maps, batch);
-	if (!n)
-		goto out;
-
-	/* Group cleaning: consecutive origin blocks share one write. */
+	spin_lock_irq(&c->lock);
+	n = c->policy->ops->dirty_batch(c->policy, to_oblock(c->clean_cursor),
+					cl->maps, batch);
 	for (i = 0; i < n; i++) {
-		struct tac_clean_run *run = &runs[nr_runs - (nr_runs > 0)];
-
-		if (nr_runs && run->n < max_run &&
-		    run->blk[run->n - 1].oblock + 1 == blk[i].oblock) {
-			run->n++;
-			continue;
-		}
-		run = &runs[nr_runs++];
-		run->c = c;
-		run->blk = &blk[i];
-		run->n = 1;
+		cl->blk[i].oblock = from_oblock(cl->maps[i].oblock);
+		cl->blk[i].cblock = from_cblock(cl->maps[i].cblock);
+		cl->blk[i].taken = false;
 	}
+	if (n)
+		c->clean_cursor = cl->blk[n - 1].oblock + 1;
+	spin_unlock_irq(&c->lock);
 
-	/* At most cleaner_inflight runs at a time. */
-	for (r0 = 0; r0 < nr_runs; r0 += c->tun.cleaner_inflight) {
-		u32 end = min(nr_runs, r0 + c->tun.cleaner_inflight);
-
-		for (i = r0; i < end; i++) {
-			init_completion(&runs[i].done);
-			if (tac_run_alloc(c, &runs[i])) {
-				runs[i].read_status = BLK_STS_RESOURCE;
-				complete(&runs[i].done);
-				continue;
-			}
-			tac_run_start_reads(c, &runs[i]);
-		}
-		for (i = r0; i < end; i++) {
-			struct tac_clean_run *run = &runs[i];
-			struct bio *bio;
-
-			wait_for_completion(&run->done);
-			if (run->read_status) {
-				if (run->read_status != BLK_STS_RESOURCE) {
-					spin_lock_irq(&c->lock);
-					__tac_fail(c, "a dirty block could not be read for write-back");
-					spin_unlock_irq(&c->lock);
-				}
-				continue;
-			}
-			if (!tac_run_verify(c, run)) {
-				run->read_status = BLK_STS_IOERR;
-				continue;
-			}
-			reinit_completion(&run->done);
-			bio = tac_run_bio(c, run, 0, run->n, c->origin,
-					  REQ_OP_WRITE);
-			bio->bi_iter.bi_sector =
-				run->blk[0].oblock << c->block_shift;
-			bio->bi_end_io = tac_run_write_endio;
-			submit_bio_noacct(bio);
-			writes++;
-		}
-		for (i = r0; i < end; i++) {
-			struct tac_clean_run *run = &runs[i];
-			u32 j;
-
-			if (run->read_status)
-				continue;
-			wait_for_completion(&run->done);
-			if (run->write_status) {
-				DMERR_LIMIT("write-back to the origin failed (block %llu): kept dirty",
-					    run->blk[0].oblock);
-				continue;
-			}
-			for (j = 0; j < run->n; j++)
-				run->blk[j].ok = true;
-		}
+	while (next < n) {
+		nr_runs = tac_clean_take(c, cl->blk, n, &next, cl->runs,
+					 max_run);
+		writes += tac_clean_runs(c, cl->runs, nr_runs);
 	}
 
 	/* The origin's copies must be durable before anything says clean. */
 	if (writes && blkdev_issue_flush(c->origin)) {
 		DMERR_LIMIT("flushing the origin after write-back failed");
 		for (i = 0; i < n; i++)
-			blk[i].ok = false;
+			cl->blk[i].ok = false;
 	}
 
 	spin_lock_irq(&c->lock);
 	for (i = 0; i < n; i++) {
-		struct tac_clean_blk *b = &blk[i];
-		u16 st = c->cb_state[b->cblock];
+		struct tac_clean_blk *b = &cl->blk[i];
 
-		if (b->ok && !(st & CB_DOOMED) &&
-		    __wt_gen(c, b->oblock) == b->gen) {
-			/* What was read is on the origin: known checksums. */
-			memcpy(&c->crc[(u64)b->cblock * c->units], b->crc,
-			       c->units * sizeof(u16));
-			c->cb_state[b->cblock] &= ~CB_NOCRC;
-			c->policy->ops->clear_dirty(c->policy,
-						    to_cblock(b->cblock));
-			tac_md_changed(c, b->cblock);
+		if (b->taken &&
+		    __tac_clean_finish(c, b->cblock, b->ok, b->crc)) {
 			c->n.writebacks++;
 			cleaned++;
 		}
-		__tac_unpin(c, b->cblock);
 	}
 	c->n.cleaner_writes += writes;
 	spin_unlock_irq(&c->lock);
-	r = cleaned;
-out:
-	for (i = 0; runs && i < nr_runs; i++)
-		tac_run_free(&runs[i]);
-	kvfree(runs);
-	kvfree(maps);
-	kvfree(blk);
-	return r;
-}
-
-static u32 __nr_dirty(struct tac_cache *c)
-{
-	struct tac_policy_stats ps;
-
-	c->policy->ops->stats(c->policy, &ps);
-	return ps.nr_dirty;
+	return cleaned;
 }
 
 /* What the cleaner should do now (lock held). */
 static enum tac_cleaner_state __clean_goal(struct tac_cache *c)
 {
-	u64 dirty = __nr_dirty(c);
+	u64 dirty = __tac_nr_dirty(c);
 	u64 high = (u64)c->tun.dirty_threshold * c->nr_cblocks / 100;
 	u64 low = high - high / 20;	/* "a little under" the threshold */
 
@@ -405,26 +414,6 @@ static void tac_cleaner_worker(struct work_struct *work)
 	wake_up(&c->clean_wait);
 }
 
-/* Metadata commits for flushes, FUA writes and the interval. */
-static void tac_commit_worker(struct work_struct *work)
-{
-	struct tac_cache *c = container_of(work, struct tac_cache, commit_work);
-	struct bio_list waiters;
-	struct bio *bio;
-	int r;
-
-	spin_lock_irq(&c->lock);
-	waiters = c->commit_waiters;
-	bio_list_init(&c->commit_waiters);
-	spin_unlock_irq(&c->lock);
-
-	r = tac_md_commit(c);
-	while ((bio = bio_list_pop(&waiters))) {
-		bio->bi_status = errno_to_blk_status(r);
-		bio_endio(bio);
-	}
-}
-
 /* Every TAC_TICK_MS: interval commits, idle cleaning, the cleaning rate. */
 static void tac_tick(struct work_struct *work)
 {
@@ -448,7 +437,7 @@ static void tac_tick(struct work_struct *work)
 	spin_unlock_irq(&c->lock);
 
 	if (commit)
-		queue_work(c->commit_wq, &c->commit_work);
+		tac_md_commit_kick(c);
 	if (clean)
 		tac_wb_kick(c);
 	if (!READ_ONCE(c->cleaner_stopped))
@@ -456,14 +445,20 @@ static void tac_tick(struct work_struct *work)
 				   msecs_to_jiffies(TAC_TICK_MS));
 }
 
-void tac_wb_init(struct tac_cache *c)
+int tac_wb_init(struct tac_cache *c)
 {
-	INIT_WORK(&c->commit_work, tac_commit_worker);
 	INIT_DELAYED_WORK(&c->cleaner_work, tac_cleaner_worker);
 	INIT_DELAYED_WORK(&c->tick_work, tac_tick);
 	init_waitqueue_head(&c->clean_wait);
 	c->cleaner_stopped = true;
 	c->clean_mark_time = jiffies;
+	c->cleaner_mem = kvzalloc(sizeof(*c->cleaner_mem), GFP_KERNEL);
+	return c->cleaner_mem ? 0 : -ENOMEM;
+}
+
+void tac_wb_exit(struct tac_cache *c)
+{
+	kvfree(c->cleaner_mem);
 }
 
 /* Any context: let the cleaner look at the situation. */
@@ -487,7 +482,6 @@ void tac_wb_stop(struct tac_cache *c)
 	WRITE_ONCE(c->cleaner_stopped, true);
 	cancel_delayed_work_sync(&c->tick_work);
 	cancel_delayed_work_sync(&c->cleaner_work);
-	flush_work(&c->commit_work);
 }
 
 /*
@@ -507,7 +501,7 @@ int tac_wb_flush(struct tac_cache *c)
 
 	r = wait_event_interruptible(c->clean_wait, ({
 		spin_lock_irq(&c->lock);
-		dirty = __nr_dirty(c);
+		dirty = __tac_nr_dirty(c);
 		spin_unlock_irq(&c->lock);
 		!dirty || READ_ONCE(c->health) == TAC_FAIL ||
 		READ_ONCE(c->cleaner_stopped);

@@ -17,6 +17,7 @@
 #include <linux/device-mapper.h>
 #include <linux/dm-io.h>
 #include <linux/list.h>
+#include <linux/mempool.h>
 #include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
@@ -66,6 +67,8 @@ struct tac_geometry {
 struct tac_md {
 	struct dm_io_client *io_client;
 	void *buf;			/* 8 KiB I/O buffer, under lock */
+	void *chunk;			/* TAC_MD_CHUNK pages, under lock */
+	unsigned long *pages;		/* map pages of a commit, under lock */
 	struct mutex lock;
 	struct tac_geometry geo;
 	uuid_t uuid;
@@ -99,28 +102,36 @@ struct tac_tunables {
 };
 
 /*
- * Per cache block state kept by the target (the policy keeps the rest):
- * a count of I/Os in flight on the block's data and flags.
+ * Per cache block state (c->cb_state[], under c->lock).  What each bit
+ * means and who may set it is the contract at the top of
+ * dm-tac-blocks.c; the metadata and write-back code use it through the
+ * functions declared below, never by touching the bits themselves.
  */
-#define CB_PINS		0x07ffU		/* I/Os in flight on the data */
-#define CB_CLEAN_WRITTEN 0x0800U	/* a commit wrote it not dirty */
-#define CB_PENDING	0x1000U		/* being filled: not readable yet */
-#define CB_DOOMED	0x2000U		/* unmapped: release when unpinned */
+#define CB_READERS	0x007fU		/* shared holders: hits, the cleaner */
+#define CB_FRESH	0x0080U		/* dirty by the write in flight only */
+#define CB_WRITER	0x0100U		/* the exclusive holder: a cache write */
+#define CB_PENDING	0x0200U		/* data not there yet: reads go around */
+#define CB_DOOMED	0x0400U		/* unmapped: freed when nothing holds it */
+#define CB_WAITERS	0x0800U		/* bios are parked on it */
+#define CB_CLEANING	0x1000U		/* taken by the cleaner; a write clears */
+#define CB_CLEANER_IO	0x2000U		/* the cleaner's origin write in flight */
 #define CB_DISK_DIRTY	0x4000U		/* its on-disk entry may say dirty */
-#define CB_NOCRC	0x8000U		/* data checksums unknown */
+#define CB_CLEAN_WRITTEN 0x8000U	/* a commit wrote it not dirty */
 
-/*
- * In-flight writes, hashed by origin block (TAC_WTRACK_SIZE buckets): the
- * number in flight and a generation bumped by every write and discard.
- * See "Coherence" in dm-tac-target.c.
- */
+/* Origin writes and discards in flight, hashed by origin block. */
 #define TAC_WTRACK_BITS	14
 #define TAC_WTRACK_SIZE	BIT(TAC_WTRACK_BITS)
 
-struct tac_wtrack {
-	u32 inflight;
-	u32 gen;
-};
+/* Bios parked on a held block, hashed by cache block. */
+#define TAC_PARK_BITS	6
+#define TAC_PARK_SIZE	BIT(TAC_PARK_BITS)
+
+/*
+ * A data unit's checksum: the low 16 bits of its crc32c, 0 meaning "not
+ * known" (after a write of part of the unit, or a crash); a real 0 is
+ * stored as 1.
+ */
+#define TAC_CRC_UNKNOWN	0
 
 struct tac_counters {
 	u64 read_hits;
@@ -178,26 +189,75 @@ struct tac_cache {
 	struct tac_tunables tun;
 	struct tac_policy *policy;
 	u16 *cb_state;			/* per cache block, CB_* */
-	u16 *crc;			/* per unit: crc32c of the data, low 16 */
-	struct tac_wtrack *wtrack;
+	u16 *crc;			/* per unit: see TAC_CRC_UNKNOWN */
+	u32 *wtrack;			/* origin writes in flight, hashed */
+	struct bio_list parked[TAC_PARK_SIZE];	/* bios waiting for a block */
 	u32 cache_inflight;		/* cache I/Os in flight */
 	u32 bg_inflight;		/* fills not tied to a user bio */
 	struct tac_counters n;
 	struct bio_list deferred;	/* bios for the worker */
-	struct list_head fills;		/* struct tac_fill to submit */
+	struct list_head fills;		/* fills for the worker */
 
 	wait_queue_head_t bg_wait;	/* bg_inflight reached 0 */
 	wait_queue_head_t clean_wait;	/* cleaner progress, for 'flush' */
 	struct workqueue_struct *wq;
 	struct work_struct worker;
 	struct workqueue_struct *wb_wq;	/* the cleaner and the tick */
-	struct workqueue_struct *commit_wq;
+	struct workqueue_struct *commit_wq;	/* commits alone */
 	struct work_struct commit_work;
 	struct delayed_work cleaner_work;
 	struct delayed_work tick_work;	/* commit interval, idle cleaning */
 	bool cleaner_stopped;		/* suspended */
-	struct bio_set bs;		/* clones of user bios, fills */
+	struct tac_cleaner *cleaner_mem;	/* the cleaner's arrays */
+	struct bio_set bs;		/* our bios: clones, copies, fills */
+	mempool_t page_pool;		/* pages of copies when memory is short */
+	struct mutex page_pool_lock;	/* one reserve user at a time */
 };
+
+/* Where a bio is in its life: what end_io and the worker do with it. */
+enum tac_route {
+	ROUTE_ORIGIN,		/* remapped to the origin */
+	ROUTE_HIT,		/* remapped to a cached block, shared */
+	ROUTE_PARKED,		/* waits for a block, or woken for the worker */
+	ROUTE_RETRY,		/* a hit re-read from the origin */
+	ROUTE_VERIFY,		/* a hit read through our pages and checked */
+	ROUTE_FILL,		/* a miss read through our pages, then cached */
+	ROUTE_WB,		/* a copy written to the cache only */
+	ROUTE_FANOUT,		/* a copy written to the origin and the cache */
+	ROUTE_DISCARD,		/* invalidates, then to the origin or done */
+	ROUTE_CACHE_FLUSH,	/* the cache device's share of a flush */
+	ROUTE_COMMIT,		/* waits for a metadata commit */
+	ROUTE_DONE,		/* completed by us: end_io has nothing to do */
+};
+
+struct tac_fill_read;
+struct tac_cleaner;
+
+/* Per-bio state (dm's per-bio data). */
+struct tac_bio {
+	struct tac_cache *c;
+	struct bvec_iter iter;		/* as routed: origin sector and size */
+	u64 wfirst, wcount;		/* origin blocks counted in c->wtrack */
+	u64 oblock;			/* the block of HIT, WB, FANOUT */
+	u64 cursor;			/* DISCARD: where invalidation goes on */
+	u32 cblock;
+	u32 park_cb;			/* PARKED: the block waited for */
+	u8 route;
+	u8 next;			/* PARKED: what to do once woken */
+	bool dirty;			/* HIT: of a dirty block */
+	bool was_clean;			/* WB: the block was clean before */
+	bool admitted;			/* WB, FANOUT: reserved by this write */
+	bool cache_failed;		/* FANOUT: the cache's copy failed */
+	blk_status_t status;		/* FANOUT: the origin's */
+	atomic_t pending;		/* FANOUT: our bios in flight */
+	struct bio *copy;		/* WB, FANOUT, VERIFY: our pages */
+	struct tac_fill_read *fr;	/* FILL */
+};
+
+static inline struct tac_bio *tac_pb(struct bio *bio)
+{
+	return dm_per_bio_data(bio, sizeof(struct tac_bio));
+}
 
 /* One table's target.  Table arguments, kept to reproduce the line. */
 struct tac_c {
@@ -217,6 +277,52 @@ static inline sector_t tac_cblock_sector(struct tac_cache *c, u32 cblock)
 	return c->md.geo.data_start + ((sector_t)cblock << c->block_shift);
 }
 
+static inline u32 tac_unit_sectors(struct tac_cache *c)
+{
+	return 1U << c->unit_shift;
+}
+
+/* dm-tac-blocks.c: block state and exclusion (its contract at its top) */
+enum tac_lookup {
+	LK_NONE,	/* not cached */
+	LK_VALID,	/* cached and readable */
+	LK_PENDING,	/* being filled, or first written: not readable */
+};
+
+int tac_blocks_init(struct tac_cache *c);
+void tac_blocks_exit(struct tac_cache *c);
+u16 tac_crc16(u32 crc32c);
+enum tac_lookup __tac_lookup(struct tac_cache *c, u64 oblock, u32 *cb);
+bool __tac_is_dirty(struct tac_cache *c, u32 cb);
+bool __tac_try_share(struct tac_cache *c, u32 cb);
+bool __tac_try_own(struct tac_cache *c, u32 cb);
+bool __tac_cache_writable(struct tac_cache *c, u32 cb, bool dirty);
+void __tac_make_dirty(struct tac_cache *c, u32 cb);
+void __tac_write_done(struct tac_cache *c, u32 cb);
+bool __tac_entry_dirty(struct tac_cache *c, u32 cb, bool dirty);
+void __tac_park(struct tac_cache *c, u32 cb, struct bio *bio);
+void __tac_defer(struct tac_cache *c, struct bio *bio);
+void __tac_unshare(struct tac_cache *c, u32 cb);
+void __tac_disown(struct tac_cache *c, u32 cb);
+bool __tac_clean_start(struct tac_cache *c, u32 cb);
+void __tac_clean_read_done(struct tac_cache *c, u32 cb, bool write);
+void __tac_clean_write_done(struct tac_cache *c, u32 cb);
+bool __tac_clean_finish(struct tac_cache *c, u32 cb, bool ok, const u16 *crc);
+void __tac_invalidate(struct tac_cache *c, u32 cb);
+void __tac_set_clean(struct tac_cache *c, u32 cb);
+bool __tac_may_fill(struct tac_cache *c, u64 oblock);
+bool __tac_reserve(struct tac_cache *c, u64 oblock, u32 *cb);
+void __tac_admit_write(struct tac_cache *c, u32 cb);
+void __tac_fill_done(struct tac_cache *c, u32 cb, bool ok);
+void __tac_wtrack(struct tac_cache *c, u64 first, u64 n, int delta);
+void __tac_entry_written(struct tac_cache *c, u32 cb, bool dirty);
+void __tac_entry_committed(struct tac_cache *c, u32 cb);
+void __tac_cache_error(struct tac_cache *c, const char *what);
+void __tac_fail(struct tac_cache *c, const char *why);
+u32 __tac_nr_dirty(struct tac_cache *c);
+bool __tac_wb_active(struct tac_cache *c);
+void tac_invalidate_all(struct tac_cache *c);
+
 /* dm-tac-metadata.c */
 u32 tac_units(u32 block_sectors);
 int tac_md_open(struct tac_cache *c, u32 block_sectors, bool format,
@@ -226,26 +332,21 @@ int tac_md_set_clean(struct tac_cache *c, bool clean);
 int tac_md_save(struct tac_cache *c);
 int tac_md_load(struct tac_cache *c, bool discard_dirty, char **error);
 int tac_md_commit(struct tac_cache *c);
+void __tac_md_commit_bio(struct tac_cache *c, struct bio *bio);
+void tac_md_commit_kick(struct tac_cache *c);
 void tac_md_changed(struct tac_cache *c, u32 cblock);
 
 /* dm-tac-writeback.c */
-void tac_wb_init(struct tac_cache *c);
+int tac_wb_init(struct tac_cache *c);
+void tac_wb_exit(struct tac_cache *c);
 void tac_wb_kick(struct tac_cache *c);
 void tac_wb_stop(struct tac_cache *c);
 void tac_wb_start(struct tac_cache *c);
 int tac_wb_flush(struct tac_cache *c);
 
-/* dm-tac-target.c, for the writeback code: caller holds c->lock */
-void __tac_update_hold(struct tac_cache *c, u32 cb);
-void __tac_maybe_free(struct tac_cache *c, u32 cb);
-bool __tac_pinnable(struct tac_cache *c, u32 cb);
-void __tac_pin(struct tac_cache *c, u32 cb);
-void __tac_unpin(struct tac_cache *c, u32 cb);
-u32 __tac_nr_dirty(struct tac_cache *c);
-u32 __wt_gen(struct tac_cache *c, u64 oblock);
-u32 __wt_inflight(struct tac_cache *c, u64 oblock);
-void __tac_cache_error(struct tac_cache *c, const char *what);
-void __tac_fail(struct tac_cache *c, const char *why);
-bool __tac_wb_active(struct tac_cache *c);
+/* dm-tac-io.c: the I/O path */
+int tac_map(struct dm_target *ti, struct bio *bio);
+int tac_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
+void tac_worker(struct work_struct *work);
 
 #endif /* DM_TAC_H */

@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dm-tac coherence: who may touch a block's data and its mapping, and
+ * when.  The I/O path (dm-tac-io.c), the cleaner (dm-tac-writeback.c) and
+ * the metadata commits (dm-tac-metadata.c) change block state only
+ * through the functions here, all under c->lock.
+ *
+ * The rule
+ * ========
+ * A read returns the data of the last write to complete before it was
+ * issued, or of a write in flight with it; an acknowledged write is never
+ * lost; and a clean cached block holds exactly what the origin holds.
+ *
+ * State of a cache block (c->cb_state[cb])
+ * ========================================
+ *   readers      shared holders: read hits, and the cleaner reading it
+ *   WRITER       the one exclusive holder: a user write being copied to
+ *                the cache (write-back, or a write-through write of a
+ *                cached block); excludes readers and other writers
+ *   FRESH        dirty only because of the write in flight: its on-disk
+ *                entry is still written clean until that write is done
+ *   PENDING      mapped, but its data is not there yet: a fill, or the
+ *                first write of a block admitted by that write.  Reads of
+ *                it go to the origin, which is current: the data under way
+ *                is either the origin's (a fill) or a write still in
+ *                flight, which a read may miss.
+ *   DOOMED       unmapped: lookups no longer find it; its space returns
+ *                once nothing holds it and no on-disk entry says dirty
+ *   WAITERS      bios are parked on it (c->parked, hashed by block)
+ *   CLEANING     the cleaner took it; any write clears it, and the cleaner
+ *                marks clean only a block that kept it
+ *   CLEANER_IO   the cleaner's origin write of it is in flight
+ *   DISK_DIRTY, CLEAN_WRITTEN  what its on-disk entry may say (see
+ *                dm-tac-metadata.c): such a block is never reused
+ *
+ * Rules, per origin block X
+ * =========================
+ * 1. X becomes mapped (a fill, or a write admitted into the cache) only
+ *    while no origin write or discard of X is in flight: c->wtrack counts
+ *    them, hashed, and a collision only refuses a fill.  Once X is mapped,
+ *    a write of X goes to the cache (a dirty block always; a clean one in
+ *    write-back and write-through), or unmaps X before going to the origin
+ *    (write-around, passthrough), so the origin never changes under a
+ *    mapped clean block.
+ * 2. Cache data changes only under WRITER (or PENDING, by the one bio or
+ *    fill that reserved the block).  A bio that finds its block held in a
+ *    conflicting way is parked and re-routed by the worker when the holder
+ *    lets go: never spun on in map, never dropped.  A newcomer also parks
+ *    behind bios already parked, so readers cannot starve a writer.
+ * 3. A write-back write makes its block dirty when it is routed, before
+ *    its data is written.  A dirty block is read and written on the cache
+ *    only, in every mode, and only a discard of the whole block unmaps it,
+ *    once nothing holds it.  A discard of part of a block changes nothing
+ *    cached: that part is not passed down.  Until that first write is
+ *    done (FRESH), a commit writes the block's entry as it was, clean, so
+ *    a crash or a failed write never leaves an entry that calls
+ *    unwritten data dirty; and a clean block whose entry may still say
+ *    dirty (DISK_DIRTY) is never written in the cache at all: a write of
+ *    it unmaps it and goes to the origin.
+ * 4. A write or discard of X while X is PENDING without being dirty (a
+ *    fill, whose data was read before that write) unmaps the block: the
+ *    fill is dropped when it ends.
+ * 5. The cleaner reads a dirty block as a reader (no write changes it
+ *    meanwhile), writes it to the origin with CLEANER_IO set (no discard
+ *    unmaps X then, so no later origin write of X can be overtaken by the
+ *    copy), and marks it clean only if CLEANING survived until the origin
+ *    was flushed.
+ * 6. Data checksums (c->crc, per unit, TAC_CRC_UNKNOWN when not known)
+ *    change only under WRITER or PENDING, and are computed from our own
+ *    pages, which no user can change under us.
+ *
+ * A crash sees what the on-disk map says (dm-tac-metadata.c): an entry is
+ * written only after the data it describes is durable, and a block whose
+ * entry may say dirty is never reused until a commit says otherwise.
+ */
+#include <linux/hash.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "dm-tac.h"
+
+int tac_blocks_init(struct tac_cache *c)
+{
+	int i;
+
+	c->cb_state = kvcalloc(c->nr_cblocks, sizeof(*c->cb_state),
+			       GFP_KERNEL);
+	c->crc = kvcalloc((size_t)c->nr_cblocks * c->units, sizeof(*c->crc),
+			  GFP_KERNEL);
+	c->wtrack = kvcalloc(TAC_WTRACK_SIZE, sizeof(*c->wtrack), GFP_KERNEL);
+	for (i = 0; i < TAC_PARK_SIZE; i++)
+		bio_list_init(&c->parked[i]);
+	bio_list_init(&c->deferred);
+	return c->cb_state && c->crc && c->wtrack ? 0 : -ENOMEM;
+}
+
+void tac_blocks_exit(struct tac_cache *c)
+{
+	kvfree(c->cb_state);
+	kvfree(c->crc);
+	kvfree(c->wtrack);
+}
+
+u16 tac_crc16(u32 crc32c)
+{
+	u16 v = crc32c;
+
+	return v == TAC_CRC_UNKNOWN ? 1 : v;
+}
+
+/*
+ * A block is held (never an eviction victim) while anything refers to its
+ * data, and while its on-disk entry may say dirty: reusing it then could
+ * make a crash recover another block's data as this one's.  Dirty blocks
+ * themselves the policy never evicts.
+ */
+static void __update_hold(struct tac_cache *c, u32 cb)
+{
+	u16 st = c->cb_state[cb];
+
+	if (st & CB_DOOMED)
+		return;
+	c->policy->ops->hold(c->policy, to_cblock(cb),
+			     st & (CB_READERS | CB_WRITER | CB_PENDING |
+				   CB_CLEANER_IO | CB_DISK_DIRTY));
+}
+
+/* A doomed block's space goes back when nothing refers to it any more. */
+static void __maybe_free(struct tac_cache *c, u32 cb)
+{
+	u16 st = c->cb_state[cb];
+
+	if (!(st & CB_DOOMED) ||
+	    (st & (CB_READERS | CB_WRITER | CB_PENDING | CB_CLEANER_IO |
+		   CB_DISK_DIRTY | CB_WAITERS)))
+		return;
+	c->policy->ops->release(c->policy, to_cblock(cb));
+	c->cb_state[cb] = 0;
+}
+
+enum tac_lookup __tac_lookup(struct tac_cache *c, u64 oblock, u32 *cb)
+{
+	tac_cblock_t cblock;
+
+	if (oblock >= c->nr_oblocks ||
+	    c->policy->ops->lookup(c->policy, to_oblock(oblock), &cblock,
+				   true))
+		return LK_NONE;
+	*cb = from_cblock(cblock);
+	return (c->cb_state[*cb] & CB_PENDING) ? LK_PENDING : LK_VALID;
+}
+
+bool __tac_is_dirty(struct tac_cache *c, u32 cb)
+{
+	tac_oblock_t ob;
+	bool dirty;
+
+	return c->policy->ops->mapping(c->policy, to_cblock(cb), &ob, &dirty) &&
+	       dirty;
+}
+
+/* Take @cb shared (a reader); false if the caller must park instead. */
+bool __tac_try_share(struct tac_cache *c, u32 cb)
+{
+	u16 st = c->cb_state[cb];
+
+	if ((st & (CB_WRITER | CB_PENDING | CB_DOOMED | CB_WAITERS)) ||
+	    (st & CB_READERS) == CB_READERS)
+		return false;
+	c->cb_state[cb]++;
+	c->cache_inflight++;
+	__update_hold(c, cb);
+	return true;
+}
+
+/*
+ * Take @cb exclusively (the writer); false if the caller must park.  The
+ * write will change the data, so the cleaner's copy no longer counts.
+ */
+bool __tac_try_own(struct tac_cache *c, u32 cb)
+{
+	u16 st = c->cb_state[cb];
+
+	if (st & (CB_READERS | CB_WRITER | CB_PENDING | CB_DOOMED |
+		  CB_WAITERS))
+		return false;
+	c->cb_state[cb] = (st | CB_WRITER) & ~CB_CLEANING;
+	c->cache_inflight++;
+	__update_hold(c, cb);
+	return true;
+}
+
+/*
+ * May a write of mapped block @cb (@dirty) go to the cache (rule 3)?  A
+ * clean block whose on-disk entry may say dirty may not: a failed or torn
+ * write there would be recovered after a crash as dirty data.
+ */
+bool __tac_cache_writable(struct tac_cache *c, u32 cb, bool dirty)
+{
+	return dirty || !(c->cb_state[cb] & CB_DISK_DIRTY);
+}
+
+/* The owner of clean block @cb makes it dirty with its write (rule 3). */
+void __tac_make_dirty(struct tac_cache *c, u32 cb)
+{
+	c->policy->ops->set_dirty(c->policy, to_cblock(cb));
+	c->cb_state[cb] |= CB_FRESH;
+}
+
+/* The write that owned @cb wrote it: its entry may now say dirty. */
+void __tac_write_done(struct tac_cache *c, u32 cb)
+{
+	c->cb_state[cb] &= ~CB_FRESH;
+	tac_md_changed(c, cb);
+}
+
+/* What a commit writes for @cb, mapped and @dirty in core (rule 3). */
+bool __tac_entry_dirty(struct tac_cache *c, u32 cb, bool dirty)
+{
+	return dirty && !(c->cb_state[cb] & CB_FRESH);
+}
+
+static struct bio_list *__park_list(struct tac_cache *c, u32 cb)
+{
+	return &c->parked[hash_32(cb, TAC_PARK_BITS)];
+}
+
+/* @bio waits for @cb; the worker re-routes it when the holders let go. */
+void __tac_park(struct tac_cache *c, u32 cb, struct bio *bio)
+{
+	struct tac_bio *pb = tac_pb(bio);
+
+	pb->route = ROUTE_PARKED;
+	pb->park_cb = cb;
+	bio_list_add(__park_list(c, cb), bio);
+	c->cb_state[cb] |= CB_WAITERS;
+}
+
+void __tac_defer(struct tac_cache *c, struct bio *bio)
+{
+	bio_list_add(&c->deferred, bio);
+	queue_work(c->wq, &c->worker);
+}
+
+/* Hand the bios parked on @cb to the worker, in the order they came. */
+static void __wake(struct tac_cache *c, u32 cb)
+{
+	struct bio_list *list = __park_list(c, cb), keep;
+	struct bio *bio;
+
+	if (!(c->cb_state[cb] & CB_WAITERS))
+		return;
+	c->cb_state[cb] &= ~CB_WAITERS;
+	bio_list_init(&keep);
+	while ((bio = bio_list_pop(list))) {
+		if (tac_pb(bio)->park_cb == cb)
+			bio_list_add(&c->deferred, bio);
+		else
+			bio_list_add(&keep, bio);
+	}
+	*list = keep;
+	queue_work(c->wq, &c->worker);
+}
+
+/* Whoever may be parked can try again once no reader or writer is left. */
+static void __released(struct tac_cache *c, u32 cb)
+{
+	if (!(c->cb_state[cb] & (CB_READERS | CB_WRITER)))
+		__wake(c, cb);
+	__maybe_free(c, cb);
+	__update_hold(c, cb);
+}
+
+void __tac_unshare(struct tac_cache *c, u32 cb)
+{
+	if (WARN_ON_ONCE(!(c->cb_state[cb] & CB_READERS)))
+		return;
+	c->cb_state[cb]--;
+	c->cache_inflight--;
+	__released(c, cb);
+}
+
+void __tac_disown(struct tac_cache *c, u32 cb)
+{
+	if (WARN_ON_ONCE(!(c->cb_state[cb] & CB_WRITER)))
+		return;
+	c->cb_state[cb] &= ~CB_WRITER;
+	c->cache_inflight--;
+	__released(c, cb);
+}
+
+/*
+ * The cleaner (rule 5).  clean_start: take dirty block @cb shared to read
+ * it; false if it is busy (it is left for a later batch).  read_done: the
+ * read is over, the origin write starts: writes may come in again, but no
+ * discard may unmap the block until write_done.
+ */
+bool __tac_clean_start(struct tac_cache *c, u32 cb)
+{
+	if (!__tac_is_dirty(c, cb) || !__tac_try_share(c, cb))
+		return false;
+	c->cb_state[cb] |= CB_CLEANING;
+	return true;
+}
+
+void __tac_clean_read_done(struct tac_cache *c, u32 cb, bool write)
+{
+	if (write)
+		c->cb_state[cb] |= CB_CLEANER_IO;
+	__tac_unshare(c, cb);
+}
+
+void __tac_clean_write_done(struct tac_cache *c, u32 cb)
+{
+	c->cb_state[cb] &= ~CB_CLEANER_IO;
+	__released(c, cb);
+}
+
+/*
+ * The origin holds @cb's data durably (@ok): mark it clean if no write
+ * or invalidation came since clean_start.  @crc: the checksums of what
+ * was written back, which fill in the units whose checksums were not
+ * known.  Returns true if the block is now clean.
+ */
+bool __tac_clean_finish(struct tac_cache *c, u32 cb, bool ok, const u16 *crc)
+{
+	u16 *want = &c->crc[(u64)cb * c->units];
+	bool cleaning = c->cb_state[cb] & CB_CLEANING;
+	u32 u;
+
+	c->cb_state[cb] &= ~CB_CLEANING;
+	if (!ok || !cleaning || (c->cb_state[cb] & CB_DOOMED) ||
+	    !__tac_is_dirty(c, cb))
+		return false;
+	for (u = 0; u < c->units; u++)
+		if (want[u] == TAC_CRC_UNKNOWN)
+			want[u] = crc[u];
+	__tac_set_clean(c, cb);
+	return true;
+}
+
+/*
+ * A mapped block leaves the cache now.  Readers in flight finish on the
+ * old data, which stays until they are done; a fill in flight is dropped
+ * when it ends (rule 4).
+ */
+void __tac_invalidate(struct tac_cache *c, u32 cb)
+{
+	c->policy->ops->unmap(c->policy, to_cblock(cb));
+	c->n.invalidations++;
+	c->cb_state[cb] = (c->cb_state[cb] | CB_DOOMED) & ~CB_CLEANING;
+	tac_md_changed(c, cb);
+	__maybe_free(c, cb);
+}
+
+void __tac_set_clean(struct tac_cache *c, u32 cb)
+{
+	c->policy->ops->clear_dirty(c->policy, to_cblock(cb));
+	c->cb_state[cb] &= ~CB_FRESH;
+	tac_md_changed(c, cb);
+}
+
+static u32 *__wt(struct tac_cache *c, u64 oblock)
+{
+	return &c->wtrack[hash_64(oblock, TAC_WTRACK_BITS)];
+}
+
+/* Count (+1) or retire (-1) origin writes of blocks [first, first+n). */
+void __tac_wtrack(struct tac_cache *c, u64 first, u64 n, int delta)
+{
+	u64 b;
+
+	if (n >= TAC_WTRACK_SIZE) {
+		for (b = 0; b < TAC_WTRACK_SIZE; b++)
+			c->wtrack[b] += delta;
+		return;
+	}
+	for (b = first; b < first + n; b++)
+		*__wt(c, b) += delta;
+}
+
+/* May @oblock become mapped now (rule 1), and is there room to try? */
+bool __tac_may_fill(struct tac_cache *c, u64 oblock)
+{
+	return c->health == TAC_OK && oblock < c->nr_oblocks &&
+	       !*__wt(c, oblock) &&
+	       c->cache_inflight < c->tun.max_cache_inflight;
+}
+
+/*
+ * Reserve a cache block for the unmapped @oblock if the policy admits it:
+ * it becomes PENDING (mapped, not readable) and counts as cache I/O.
+ */
+bool __tac_reserve(struct tac_cache *c, u64 oblock, u32 *cb)
+{
+	tac_cblock_t cblock;
+	tac_oblock_t victim;
+
+	if (!__tac_may_fill(c, oblock) ||
+	    c->policy->ops->admit(c->policy, to_oblock(oblock), &cblock,
+				  &victim) < 0) {
+		c->n.bypassed++;
+		return false;
+	}
+	*cb = from_cblock(cblock);
+	c->cb_state[*cb] = CB_PENDING;
+	c->cache_inflight++;
+	__update_hold(c, *cb);
+	return true;
+}
+
+/* A reserved block is the first write's: dirty, and owned by it. */
+void __tac_admit_write(struct tac_cache *c, u32 cb)
+{
+	c->cb_state[cb] |= CB_WRITER;
+	c->policy->ops->set_dirty(c->policy, to_cblock(cb));
+}
+
+/*
+ * A reserved block's data was written (@ok) or not: make it readable, or
+ * drop it if it failed, was unmapped meanwhile (rule 4) or the cache is
+ * no longer healthy.  Ends the reserving writer's hold too.
+ */
+void __tac_fill_done(struct tac_cache *c, u32 cb, bool ok)
+{
+	c->cb_state[cb] &= ~(CB_PENDING | CB_WRITER | CB_FRESH);
+	c->cache_inflight--;
+	if (ok && !(c->cb_state[cb] & CB_DOOMED) && c->health == TAC_OK) {
+		c->n.promotions++;
+		tac_md_changed(c, cb);
+		__released(c, cb);
+		return;
+	}
+	c->n.promo_aborts++;
+	if (!(c->cb_state[cb] & CB_DOOMED)) {
+		c->policy->ops->unmap(c->policy, to_cblock(cb));
+		c->cb_state[cb] |= CB_DOOMED;
+	}
+	__released(c, cb);
+}
+
+/*
+ * What a block's entry says on disk decides whether it may be reused: an
+ * entry written dirty keeps the block (DISK_DIRTY) until a durable commit
+ * writes it otherwise (CLEAN_WRITTEN until then).
+ */
+void __tac_entry_written(struct tac_cache *c, u32 cb, bool dirty)
+{
+	u16 *st = &c->cb_state[cb];
+
+	if (dirty) {
+		*st &= ~CB_CLEAN_WRITTEN;
+		if (!(*st & CB_DISK_DIRTY)) {
+			*st |= CB_DISK_DIRTY;
+			c->disk_dirty++;
+			__update_hold(c, cb);
+		}
+	} else if (*st & CB_DISK_DIRTY) {
+		*st |= CB_CLEAN_WRITTEN;
+	}
+}
+
+/* A commit that wrote @cb's entry is durable: release what it freed. */
+void __tac_entry_committed(struct tac_cache *c, u32 cb)
+{
+	u16 *st = &c->cb_state[cb];
+
+	if (!(*st & CB_CLEAN_WRITTEN))
+		return;
+	*st &= ~(CB_CLEAN_WRITTEN | CB_DISK_DIRTY);
+	c->disk_dirty--;
+	__maybe_free(c, cb);
+	__update_hold(c, cb);
+}
+
+/* Count a cache error; too many switch the cache to passthrough. */
+void __tac_cache_error(struct tac_cache *c, const char *what)
+{
+	c->n.cache_errors++;
+	DMERR_LIMIT("cache device %s error (%llu so far)", what,
+		    c->n.cache_errors);
+	if (c->health == TAC_OK &&
+	    c->n.cache_errors >= c->tun.error_threshold) {
+		c->health = TAC_DEGRADED;
+		c->mode = TAC_MODE_PASSTHROUGH;
+		DMERR("%llu cache device errors: switching to passthrough; clean blocks are dropped%s",
+		      c->n.cache_errors, __tac_wb_active(c) ?
+		      ", dirty ones kept and still written back" : "");
+		c->drop_all = true;
+		queue_work(c->wq, &c->worker);
+	}
+}
+
+/*
+ * Write-back data was lost or cannot be read: latch the failure (status
+ * "fail").  Nothing is dropped: dirty blocks stay dirty, reads of them
+ * return errors rather than stale origin data, the cleaner keeps trying.
+ */
+void __tac_fail(struct tac_cache *c, const char *why)
+{
+	c->n.cache_errors++;
+	if (c->health != TAC_FAIL)
+		DMERR("write-back cache failed: %s; dirty data may be lost, status shows 'fail'",
+		      why);
+	c->health = TAC_FAIL;
+	if (c->mode == TAC_MODE_WRITEBACK)
+		c->mode = TAC_MODE_PASSTHROUGH;
+}
+
+u32 __tac_nr_dirty(struct tac_cache *c)
+{
+	struct tac_policy_stats ps;
+
+	c->policy->ops->stats(c->policy, &ps);
+	return ps.nr_dirty;
+}
+
+/* Write-back state to keep on disk: dirty blocks, or their shadows. */
+bool __tac_wb_active(struct tac_cache *c)
+{
+	return c->mode == TAC_MODE_WRITEBACK || c->disk_dirty ||
+	       __tac_nr_dirty(c);
+}
+
+/* Drop every clean block, fills in flight included (message, errors). */
+void tac_invalidate_all(struct tac_cache *c)
+{
+	tac_oblock_t ob;
+	bool dirty;
+	u32 cb;
+
+	for (cb = 0; cb < c->nr_cblocks; cb++) {
+		spin_lock_irq(&c->lock);
+		if (!(c->cb_state[cb] & CB_DOOMED) &&
+		    c->policy->ops->mapping(c->policy, to_cblock(cb), &ob,
+					    &dirty) && !dirty)
+			__tac_invalidate(c, cb);
+		spin_unlock_irq(&c->lock);
+		if (!(cb & 1023))
+			cond_resched();
+	}
+}

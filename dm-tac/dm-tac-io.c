@@ -1,0 +1,1371 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dm-tac I/O path: how each bio is routed (map), what happens when it
+ * completes (end_io), fills, the copies written to the cache, discards and
+ * the worker.  Who may touch a block and when is the contract at the top
+ * of dm-tac-blocks.c; this file applies it.
+ *
+ * Data that reaches the cache always goes through pages of our own: a
+ * write is copied before it is written to the cache (and, in
+ * write-through, the same copy goes to the origin), and a read miss that
+ * promotes blocks reads the origin into our pages and copies the user's
+ * part out.  So the checksums we store describe exactly what the cache
+ * holds, whatever a user does to its buffers while the I/O is in flight.
+ * Read hits go straight to the user's pages; a checksum mismatch there is
+ * checked again on our own copy before anything is blamed on the cache.
+ *
+ * Nothing here sleeps in map: memory for copies is taken without waiting,
+ * and if there is none the bio goes to the worker, which may wait on a
+ * mempool (one user of its reserve at a time, so it always progresses).
+ */
+#include <linux/blkdev.h>
+#include <linux/crc32c.h>
+#include <linux/kernel.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+
+#include "dm-tac.h"
+
+/* What a woken PARKED bio is (tac_bio.next). */
+enum { PARKED_READ, PARKED_WRITE, PARKED_DISCARD };
+
+/* VERIFY steps (tac_bio.next). */
+enum { VERIFY_READ, VERIFY_CHECK };
+
+/* Largest read miss copied through our pages to fill the cache. */
+#define TAC_FILL_MAX_SECTORS	256
+#define TAC_FILL_MAX_BLOCKS	(TAC_FILL_MAX_SECTORS >> 3)
+
+/* Discards of more blocks than this leave their work to the worker. */
+#define TAC_DISCARD_INLINE	256
+
+/* ------------------------------------------------------------------ */
+/* Splits */
+
+/* A split's remainder comes back to map(): don't classify it twice. */
+struct tac_split_mark {
+	struct dm_target *ti;
+	sector_t sector;
+};
+
+static DEFINE_PER_CPU(struct tac_split_mark, tac_split_mark);
+
+/* Only map() may split (@ti); the worker only sees bios within a block. */
+static void tac_split(struct dm_target *ti, struct bio *bio, sector_t sectors)
+{
+	struct tac_split_mark *m;
+
+	if (WARN_ON_ONCE(!ti))
+		return;
+	m = get_cpu_ptr(&tac_split_mark);
+	m->ti = ti;
+	m->sector = bio->bi_iter.bi_sector + sectors;
+	put_cpu_ptr(&tac_split_mark);
+	dm_accept_partial_bio(bio, sectors);
+}
+
+static bool tac_is_remainder(struct dm_target *ti, struct bio *bio)
+{
+	struct tac_split_mark *m = get_cpu_ptr(&tac_split_mark);
+	bool r = m->ti == ti && m->sector == bio->bi_iter.bi_sector;
+
+	if (r)
+		m->ti = NULL;
+	put_cpu_ptr(&tac_split_mark);
+	return r;
+}
+
+/* Keep @bio to its first block (it may wait for that one alone). */
+static void tac_first_block_only(struct dm_target *ti, struct tac_cache *c,
+				 struct bio *bio)
+{
+	sector_t start = bio->bi_iter.bi_sector;
+	sector_t first_end = round_down(start, c->block_sectors) +
+			     c->block_sectors;
+
+	if (bio_end_sector(bio) > first_end)
+		tac_split(ti, bio, first_end - start);
+}
+
+/* ------------------------------------------------------------------ */
+/* Checksums and our pages */
+
+/*
+ * Checksums of @nr data units of @bio from @iter (at a unit boundary),
+ * as stored in c->crc.
+ */
+static void tac_bio_crcs(struct tac_cache *c, struct bio *bio,
+			 struct bvec_iter iter, u32 nr, u16 *out)
+{
+	u32 unit = tac_unit_sectors(c) << SECTOR_SHIFT, left = unit;
+	u32 crc = ~0U;
+	struct bio_vec bv;
+
+	while (nr && iter.bi_size) {
+		void *p;
+		u32 len;
+
+		bv = bio_iter_iovec(bio, iter);
+		len = min(bv.bv_len, left);
+		p = bvec_kmap_local(&bv);
+		crc = crc32c(crc, p, len);
+		kunmap_local(p);
+		bio_advance_iter_single(bio, &iter, len);
+		left -= len;
+		if (!left) {
+			*out++ = tac_crc16(crc);
+			nr--;
+			left = unit;
+			crc = ~0U;
+		}
+	}
+}
+
+/* An iterator over all of a bio of ours, whatever it did to bi_iter. */
+static struct bvec_iter tac_all(struct bio *bio, u32 skip)
+{
+	struct bvec_iter it = {
+		.bi_size = 0,
+	};
+	struct bio_vec *bv;
+	struct bvec_iter_all all;
+
+	bio_for_each_segment_all(bv, bio, all)
+		it.bi_size += bv->bv_len;
+	bio_advance_iter(bio, &it, skip);
+	return it;
+}
+
+/*
+ * A bio of @bytes in pages of our own.  Without @can_wait nothing sleeps
+ * and NULL means "try again in the worker"; with it, the page pool's
+ * reserve is used by one caller at a time, so this always succeeds.
+ */
+static struct bio *tac_copy_alloc(struct tac_cache *c,
+				  struct block_device *bdev, blk_opf_t opf,
+				  u32 bytes, bool can_wait)
+{
+	unsigned int nr = DIV_ROUND_UP(bytes, PAGE_SIZE), i;
+	gfp_t gfp = can_wait ? GFP_NOIO : GFP_NOWAIT | __GFP_NOWARN;
+	struct bio *bio;
+
+	bio = bio_alloc_bioset(bdev, nr, opf, gfp, &c->bs);
+	if (!bio)
+		return NULL;
+	if (can_wait)
+		mutex_lock(&c->page_pool_lock);
+	for (i = 0; i < nr; i++) {
+		struct page *p = can_wait ? mempool_alloc(&c->page_pool, gfp) :
+				 alloc_page(gfp);
+		u32 len = min_t(u32, PAGE_SIZE, bytes - i * PAGE_SIZE);
+
+		if (!p)
+			break;
+		__bio_add_page(bio, p, len, 0);
+	}
+	if (can_wait)
+		mutex_unlock(&c->page_pool_lock);
+	if (i < nr) {
+		struct bio_vec *bv;
+		struct bvec_iter_all it;
+
+		bio_for_each_segment_all(bv, bio, it)
+			mempool_free(bv->bv_page, &c->page_pool);
+		bio_put(bio);
+		return NULL;
+	}
+	return bio;
+}
+
+static void tac_copy_free(struct tac_cache *c, struct bio *bio)
+{
+	struct bio_vec *bv;
+	struct bvec_iter_all it;
+
+	bio_for_each_segment_all(bv, bio, it)
+		mempool_free(bv->bv_page, &c->page_pool);
+	bio_put(bio);
+}
+
+/* Add @bytes of @src's pages, from @off bytes into them, to @dst. */
+static void tac_add_range(struct bio *dst, struct bio *src, u32 off,
+			  u32 bytes)
+{
+	struct bio_vec *bv;
+	struct bvec_iter_all it;
+
+	bio_for_each_segment_all(bv, src, it) {
+		u32 len;
+
+		if (off >= bv->bv_len) {
+			off -= bv->bv_len;
+			continue;
+		}
+		len = min(bv->bv_len - off, bytes);
+		__bio_add_page(dst, bv->bv_page, len, bv->bv_offset + off);
+		off = 0;
+		bytes -= len;
+		if (!bytes)
+			break;
+	}
+}
+
+/* The request flags a copy keeps (FUA makes it durable on completion). */
+static blk_opf_t tac_copy_flags(struct bio *bio)
+{
+	return bio->bi_opf & (REQ_FUA | REQ_SYNC | REQ_META | REQ_PRIO |
+			      REQ_IDLE);
+}
+
+/* ------------------------------------------------------------------ */
+/* Units: only whole ones have checksums */
+
+static bool tac_units_aligned(struct tac_cache *c, sector_t start,
+			      sector_t end)
+{
+	sector_t mask = tac_unit_sectors(c) - 1;
+
+	return !(start & mask) && !(end & mask);
+}
+
+static bool tac_whole_block(struct tac_cache *c, u64 b, sector_t start,
+			    sector_t end)
+{
+	sector_t bs = b << c->block_shift;
+
+	return bs >= start && bs + c->block_sectors <= end;
+}
+
+/* The units [*first, *first + return) that [start, end) covers wholly. */
+static u32 tac_whole_units(struct tac_cache *c, sector_t start, sector_t end,
+			   u32 *first)
+{
+	sector_t us = tac_unit_sectors(c);
+	sector_t in = start & (c->block_sectors - 1);
+	sector_t a = round_up(in, us), e = in + (end - start);
+
+	*first = a >> c->unit_shift;
+	e = round_down(e, us);
+	return e > a ? (e - a) >> c->unit_shift : 0;
+}
+
+/*
+ * After a write of [start, end) within block @cb: units written whole get
+ * @crc (their checksums, in order, from the first whole one), units
+ * written in part become unknown.  Caller holds c->lock.
+ */
+static void __tac_written_crcs(struct tac_cache *c, u32 cb, sector_t start,
+			       sector_t end, const u16 *crc, u32 nr)
+{
+	sector_t in = start & (c->block_sectors - 1);
+	u32 u0 = in >> c->unit_shift;
+	u32 ul = (in + (end - start) - 1) >> c->unit_shift;
+	u16 *out = &c->crc[(u64)cb * c->units];
+	u32 first, n = tac_whole_units(c, start, end, &first), u;
+
+	for (u = u0; u <= ul; u++)
+		out[u] = TAC_CRC_UNKNOWN;
+	if (crc && n == nr)
+		memcpy(&out[first], crc, n * sizeof(u16));
+}
+
+/* Bytes from @start to the first unit boundary at or after it. */
+static u32 tac_unit_skip(struct tac_cache *c, sector_t start)
+{
+	sector_t us = tac_unit_sectors(c);
+
+	return ((us - (start & (us - 1))) & (us - 1)) << SECTOR_SHIFT;
+}
+
+/* Are the units [start, end) touches in @cb all of unknown checksum? */
+static bool __tac_crcs_unknown(struct tac_cache *c, u32 cb, sector_t start,
+			       sector_t end)
+{
+	sector_t in = start & (c->block_sectors - 1);
+	u32 u0 = in >> c->unit_shift;
+	u32 ul = (in + (end - start) - 1) >> c->unit_shift;
+	const u16 *crc = &c->crc[(u64)cb * c->units];
+	u32 u;
+
+	for (u = u0; u <= ul; u++)
+		if (crc[u] != TAC_CRC_UNKNOWN)
+			return false;
+	return true;
+}
+
+/* Do the known checksums of @nr units from @first match @crc? */
+static bool __tac_crcs_match(struct tac_cache *c, u32 cb, u32 first, u32 nr,
+			     const u16 *crc)
+{
+	const u16 *want = &c->crc[(u64)cb * c->units + first];
+	u32 i;
+
+	for (i = 0; i < nr; i++)
+		if (want[i] != TAC_CRC_UNKNOWN && want[i] != crc[i])
+			return false;
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Completing user bios ourselves */
+
+static void tac_complete(struct bio *bio, blk_status_t status)
+{
+	tac_pb(bio)->route = ROUTE_DONE;
+	bio->bi_status = status;
+	bio_endio(bio);
+}
+
+/*
+ * A write that completed: FUA makes it durable with the metadata that
+ * finds it.  While write-back state exists on disk, that is a commit: an
+ * on-disk entry may still say an older copy of the block is dirty, and
+ * recovery would write that copy over this one (rule in
+ * dm-tac-metadata.c).  Caller holds c->lock; true if the bio now waits
+ * for the commit.
+ */
+static bool __tac_fua_commit(struct tac_cache *c, struct bio *bio,
+			     blk_status_t status)
+{
+	if (status || !(bio->bi_opf & REQ_FUA) || !__tac_wb_active(c))
+		return false;
+	tac_pb(bio)->route = ROUTE_COMMIT;
+	__tac_md_commit_bio(c, bio);
+	return true;
+}
+
+static void tac_complete_write(struct tac_cache *c, struct bio *bio,
+			       blk_status_t status)
+{
+	unsigned long flags;
+	bool wait;
+
+	spin_lock_irqsave(&c->lock, flags);
+	wait = __tac_fua_commit(c, bio, status);
+	spin_unlock_irqrestore(&c->lock, flags);
+	if (!wait)
+		tac_complete(bio, status);
+}
+
+/* ------------------------------------------------------------------ */
+/* Fills: a read miss through our pages, then written to the cache */
+
+struct tac_fill {
+	struct tac_fill_read *fr;
+	u64 oblock;
+	u32 cblock;
+	u16 *crc;			/* c->units checksums */
+};
+
+/* One origin read that serves a user read and fills some of its blocks. */
+struct tac_fill_read {
+	struct tac_cache *c;
+	struct bio *user;
+	struct bio *bio;		/* our pages: the origin read */
+	sector_t sector;		/* origin sector of our first byte */
+	struct list_head list;		/* on c->fills for the worker */
+	atomic_t refs;			/* the read, and each fill's write */
+	u32 nr;
+	struct tac_fill fill[];
+};
+
+static void tac_fr_put(struct tac_fill_read *fr)
+{
+	struct tac_cache *c = fr->c;
+	unsigned long flags;
+
+	if (!atomic_dec_and_test(&fr->refs))
+		return;
+	tac_copy_free(c, fr->bio);
+	kfree(fr);
+	/* Only now is every bio of this fill back in the pool. */
+	spin_lock_irqsave(&c->lock, flags);
+	if (!--c->bg_inflight)
+		wake_up(&c->bg_wait);
+	spin_unlock_irqrestore(&c->lock, flags);
+}
+
+static void tac_fill_write_endio(struct bio *bio)
+{
+	struct tac_fill *f = bio->bi_private;
+	struct tac_cache *c = f->fr->c;
+	bool ok = !bio->bi_status;
+	unsigned long flags;
+
+	spin_lock_irqsave(&c->lock, flags);
+	if (ok && !(c->cb_state[f->cblock] & CB_DOOMED))
+		memcpy(&c->crc[(u64)f->cblock * c->units], f->crc,
+		       c->units * sizeof(u16));
+	__tac_fill_done(c, f->cblock, ok);
+	if (!ok)
+		__tac_cache_error(c, "fill write");
+	spin_unlock_irqrestore(&c->lock, flags);
+	bio_put(bio);
+	tac_fr_put(f->fr);
+}
+
+static void tac_fill_read_endio(struct bio *bio)
+{
+	struct tac_fill_read *fr = bio->bi_private;
+	struct tac_cache *c = fr->c;
+	unsigned long flags;
+
+	spin_lock_irqsave(&c->lock, flags);
+	list_add_tail(&fr->list, &c->fills);
+	spin_unlock_irqrestore(&c->lock, flags);
+	queue_work(c->wq, &c->worker);
+}
+
+/*
+ * Worker: the origin read of @fr is done.  The user gets its part from
+ * our pages; then each fill's checksums are taken from the same pages and
+ * the block written to the cache.  If the read failed (perhaps only
+ * outside what the user asked for), the user's bio goes to the origin as
+ * it is and the fills are dropped.
+ */
+static void tac_fill_read_done(struct tac_fill_read *fr)
+{
+	struct tac_cache *c = fr->c;
+	struct bio *user = fr->user;
+	struct tac_bio *pb = tac_pb(user);
+	u32 bytes = c->block_sectors << SECTOR_SHIFT, i;
+
+	if (fr->bio->bi_status) {
+		spin_lock_irq(&c->lock);
+		for (i = 0; i < fr->nr; i++)
+			__tac_fill_done(c, fr->fill[i].cblock, false);
+		spin_unlock_irq(&c->lock);
+		pb->route = ROUTE_ORIGIN;
+		user->bi_iter = pb->iter;
+		bio_set_dev(user, c->origin);
+		dm_submit_bio_remap(user, NULL);
+		tac_fr_put(fr);
+		return;
+	}
+
+	{
+		struct bvec_iter src = tac_all(fr->bio,
+			(pb->iter.bi_sector - fr->sector) << SECTOR_SHIFT);
+		struct bvec_iter dst = pb->iter;
+
+		bio_copy_data_iter(user, &dst, fr->bio, &src);
+		tac_complete(user, BLK_STS_OK);
+	}
+
+	for (i = 0; i < fr->nr; i++) {
+		struct tac_fill *f = &fr->fill[i];
+		u32 off = ((f->oblock << c->block_shift) - fr->sector) <<
+			  SECTOR_SHIFT;
+		struct bio *bio;
+
+		tac_bio_crcs(c, fr->bio, tac_all(fr->bio, off), c->units,
+			     f->crc);
+		bio = bio_alloc_bioset(c->cache, DIV_ROUND_UP(bytes, PAGE_SIZE),
+				       REQ_OP_WRITE, GFP_NOIO, &c->bs);
+		tac_add_range(bio, fr->bio, off, bytes);
+		bio->bi_iter.bi_sector = tac_cblock_sector(c, f->cblock);
+		bio->bi_end_io = tac_fill_write_endio;
+		bio->bi_private = f;
+		atomic_inc(&fr->refs);
+		submit_bio_noacct(bio);
+	}
+	tac_fr_put(fr);
+}
+
+/*
+ * A read miss [start, end) over blocks that include the PENDING blocks
+ * @cbs[0..nr) (reserved for blocks @b0 + @off[]): read the origin into
+ * our pages,
+ * whole blocks from the first to the last block of the range.  Caller
+ * holds no lock.  Returns DM_MAPIO_SUBMITTED, or REMAPPED after dropping
+ * the fills when memory is short (the bio then goes to the origin).
+ */
+static int tac_fill_start(struct tac_cache *c, struct bio *bio, u64 b0,
+			  const u8 *off, const u32 *cbs, u32 nr)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	sector_t fs = round_down(start, c->block_sectors);
+	sector_t fe = round_up(end, c->block_sectors);
+	struct tac_fill_read *fr;
+	u16 *crc;
+	u32 i;
+
+	/* The device's partial last block is never cached: don't pass it. */
+	if (fe > c->nr_oblocks << c->block_shift)
+		fe = end;
+	fr = kzalloc(struct_size(fr, fill, nr) +
+		     (size_t)nr * c->units * sizeof(u16),
+		     GFP_NOWAIT | __GFP_NOWARN);
+	if (fr)
+		fr->bio = tac_copy_alloc(c, c->origin, REQ_OP_READ,
+					 (fe - fs) << SECTOR_SHIFT, false);
+	if (!fr || !fr->bio) {
+		kfree(fr);
+		spin_lock_irq(&c->lock);
+		for (i = 0; i < nr; i++)
+			__tac_fill_done(c, cbs[i], false);
+		spin_unlock_irq(&c->lock);
+		bio_set_dev(bio, c->origin);
+		return DM_MAPIO_REMAPPED;
+	}
+	crc = (u16 *)&fr->fill[nr];
+	fr->c = c;
+	fr->user = bio;
+	fr->sector = fs;
+	fr->nr = nr;
+	atomic_set(&fr->refs, 1);
+	for (i = 0; i < nr; i++) {
+		fr->fill[i].fr = fr;
+		fr->fill[i].oblock = b0 + off[i];
+		fr->fill[i].cblock = cbs[i];
+		fr->fill[i].crc = crc + i * c->units;
+	}
+	spin_lock_irq(&c->lock);
+	c->bg_inflight++;
+	spin_unlock_irq(&c->lock);
+
+	pb->route = ROUTE_FILL;
+	pb->iter = bio->bi_iter;
+	pb->fr = fr;
+	fr->bio->bi_iter.bi_sector = fs;
+	fr->bio->bi_end_io = tac_fill_read_endio;
+	fr->bio->bi_private = fr;
+	submit_bio_noacct(fr->bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reads */
+
+/* A hit went wrong: the same data comes from the origin instead. */
+static void tac_retry_endio(struct bio *clone)
+{
+	struct bio *bio = clone->bi_private;
+
+	bio->bi_status = clone->bi_status;
+	bio_put(clone);
+	bio_endio(bio);
+}
+
+static void tac_retry(struct tac_cache *c, struct bio *bio)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	struct bio *clone;
+
+	pb->route = ROUTE_RETRY;
+	bio->bi_iter = pb->iter;
+	clone = bio_alloc_clone(c->origin, bio, GFP_NOIO, &c->bs);
+	clone->bi_end_io = tac_retry_endio;
+	clone->bi_private = bio;
+	submit_bio_noacct(clone);
+}
+
+/* Worker: read the units a hit covers into our pages (VERIFY_READ). */
+static void tac_verify_endio(struct bio *copy)
+{
+	struct bio *bio = copy->bi_private;
+	struct tac_bio *pb = tac_pb(bio);
+	struct tac_cache *c = pb->c;
+	unsigned long flags;
+
+	pb->next = VERIFY_CHECK;
+	spin_lock_irqsave(&c->lock, flags);
+	__tac_defer(c, bio);
+	spin_unlock_irqrestore(&c->lock, flags);
+}
+
+static void tac_verify_read(struct tac_cache *c, struct bio *bio)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	sector_t start = pb->iter.bi_sector;
+	sector_t end = start + (pb->iter.bi_size >> SECTOR_SHIFT);
+	sector_t us = tac_unit_sectors(c);
+	sector_t in = start & (c->block_sectors - 1);
+	sector_t a = round_down(in, us);
+	sector_t e = round_up(in + (end - start), us);
+	struct bio *copy;
+
+	copy = tac_copy_alloc(c, c->cache, REQ_OP_READ,
+			      (e - a) << SECTOR_SHIFT, true);
+	copy->bi_iter.bi_sector = tac_cblock_sector(c, pb->cblock) + a;
+	copy->bi_end_io = tac_verify_endio;
+	copy->bi_private = bio;
+	pb->copy = copy;
+	submit_bio_noacct(copy);
+}
+
+/*
+ * Worker (VERIFY_CHECK): our copy of the units is in.  If it matches its
+ * checksums, the user's part comes from it: a mismatch seen in the user's
+ * pages was the user's doing (a buffer changed during the read).  If not,
+ * the cache has lost the data: a clean block is read from the origin, a
+ * dirty one is an error.
+ */
+static void tac_verify_check(struct tac_cache *c, struct bio *bio)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	struct bio *copy = pb->copy;
+	sector_t start = pb->iter.bi_sector;
+	sector_t in = start & (c->block_sectors - 1);
+	u32 first = in >> c->unit_shift;
+	u32 nr = tac_all(copy, 0).bi_size >> (c->unit_shift + SECTOR_SHIFT);
+	blk_status_t status = copy->bi_status;
+	bool good = false, retry = false;
+	u16 crc[32];
+
+	if (!status)
+		tac_bio_crcs(c, copy, tac_all(copy, 0), nr, crc);
+	spin_lock_irq(&c->lock);
+	if (!status)
+		good = __tac_crcs_match(c, pb->cblock, first, nr, crc);
+	if (!good && pb->dirty) {
+		__tac_fail(c, status ? "a dirty block could not be read" :
+			   "a dirty block failed its checksum");
+		status = BLK_STS_IOERR;
+	} else if (!good) {
+		if (!(c->cb_state[pb->cblock] & CB_DOOMED))
+			__tac_invalidate(c, pb->cblock);
+		__tac_cache_error(c, status ? "read" : "checksum");
+		retry = true;
+	}
+	__tac_unshare(c, pb->cblock);
+	spin_unlock_irq(&c->lock);
+
+	if (good) {
+		struct bvec_iter src = tac_all(copy,
+			(in - ((sector_t)first << c->unit_shift)) <<
+			SECTOR_SHIFT);
+		struct bvec_iter dst = pb->iter;
+
+		bio_copy_data_iter(bio, &dst, copy, &src);
+	}
+	pb->copy = NULL;
+	tac_copy_free(c, copy);
+	if (retry)
+		tac_retry(c, bio);
+	else
+		tac_complete(bio, good ? BLK_STS_OK : status);
+}
+
+/*
+ * Route a read.  @ti is set in map() (which may split the bio), NULL in
+ * the worker (the bio is within one block).  Returns DM_MAPIO_*.
+ */
+static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
+			  struct bio *bio)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	u64 b0 = start >> c->block_shift, bl = (end - 1) >> c->block_shift;
+	u32 cap = max_t(u32, TAC_FILL_MAX_SECTORS >> c->block_shift, 1);
+	u32 cbs[TAC_FILL_MAX_BLOCKS];
+	u8 off[TAC_FILL_MAX_BLOCKS];
+	u32 nr = 0, cb;
+	enum tac_lookup st;
+	bool dirty = false;
+	u64 b;
+
+	spin_lock_irq(&c->lock);
+	if (ti && !tac_is_remainder(ti, bio))
+		c->last_class = c->policy->ops->request(c->policy,
+							to_oblock(b0),
+							bl - b0 + 1, false);
+	c->last_io = jiffies;
+	st = __tac_lookup(c, b0, &cb);
+	if (st == LK_VALID)
+		dirty = __tac_is_dirty(c, cb);
+	if (st == LK_VALID && (dirty || c->mode != TAC_MODE_PASSTHROUGH)) {
+		if (!__tac_try_share(c, cb)) {
+			if (dirty) {
+				/* The only copy is being written: wait. */
+				tac_first_block_only(ti, c, bio);
+				pb->next = PARKED_READ;
+				__tac_park(c, cb, bio);
+				spin_unlock_irq(&c->lock);
+				return DM_MAPIO_SUBMITTED;
+			}
+			/* A clean block busy being written: the origin. */
+			goto miss;
+		}
+		/* A hit: one block, to its place on the cache device. */
+		tac_first_block_only(ti, c, bio);
+		end = bio_end_sector(bio);
+		c->n.read_hits++;
+		if (c->last_class == TAC_RANDOM)
+			c->n.random_read_hits++;
+		pb->route = ROUTE_HIT;
+		pb->oblock = b0;
+		pb->cblock = cb;
+		pb->dirty = dirty;
+		pb->iter = bio->bi_iter;
+		if (!tac_units_aligned(c, start, end) &&
+		    !__tac_crcs_unknown(c, cb, start, end)) {
+			/* Part of a unit: checked through our pages. */
+			pb->route = ROUTE_VERIFY;
+			pb->next = VERIFY_READ;
+			__tac_defer(c, bio);
+			spin_unlock_irq(&c->lock);
+			return DM_MAPIO_SUBMITTED;
+		}
+		spin_unlock_irq(&c->lock);
+		bio_set_dev(bio, c->cache);
+		bio->bi_iter.bi_sector = tac_cblock_sector(c, cb) +
+					 (start & (c->block_sectors - 1));
+		return DM_MAPIO_REMAPPED;
+	}
+
+miss:
+	/* The run of blocks not readable from the cache: one origin bio. */
+	for (b = b0 + 1; b <= bl; b++)
+		if (__tac_lookup(c, b, &cb) == LK_VALID &&
+		    (c->mode != TAC_MODE_PASSTHROUGH || __tac_is_dirty(c, cb)))
+			break;
+	if (b <= bl) {
+		tac_split(ti, bio, (b << c->block_shift) - start);
+		end = b << c->block_shift;
+	}
+	c->n.read_misses += b - b0;
+	if (c->last_class == TAC_RANDOM)
+		c->n.random_read_misses += b - b0;
+
+	/* Promotions, for at most cap blocks from the start of the run. */
+	if (c->mode != TAC_MODE_PASSTHROUGH) {
+		u64 last = min(b, b0 + cap);
+
+		for (b = b0; b < last; b++)
+			if (__tac_lookup(c, b, &cb) == LK_NONE &&
+			    __tac_reserve(c, b, &cb)) {
+				off[nr] = b - b0;
+				cbs[nr++] = cb;
+			}
+		if (nr && end > last << c->block_shift) {
+			tac_split(ti, bio, (last << c->block_shift) - start);
+			end = last << c->block_shift;
+		}
+	}
+	spin_unlock_irq(&c->lock);
+
+	pb->route = ROUTE_ORIGIN;
+	pb->iter = bio->bi_iter;
+	if (nr)
+		return tac_fill_start(c, bio, b0, off, cbs, nr);
+	bio_set_dev(bio, c->origin);
+	return DM_MAPIO_REMAPPED;
+}
+
+/* ------------------------------------------------------------------ */
+/* Writes through a copy: write-back, and write-through of cached blocks */
+
+static void tac_wb_endio(struct bio *copy)
+{
+	struct bio *bio = copy->bi_private;
+	struct tac_bio *pb = tac_pb(bio);
+	struct tac_cache *c = pb->c;
+	sector_t start = pb->iter.bi_sector;
+	sector_t end = start + (pb->iter.bi_size >> SECTOR_SHIFT);
+	blk_status_t status = copy->bi_status;
+	u32 cb = pb->cblock, first, nr;
+	u16 crc[32];
+	unsigned long flags;
+	bool kick;
+
+	nr = tac_whole_units(c, start, end, &first);
+	if (!status && nr)
+		tac_bio_crcs(c, copy, tac_all(copy, tac_unit_skip(c, start)),
+			     nr, crc);
+
+	spin_lock_irqsave(&c->lock, flags);
+	if (pb->admitted) {
+		if (!status)
+			__tac_written_crcs(c, cb, start, end, crc, nr);
+		__tac_fill_done(c, cb, !status);
+		if (status)
+			__tac_cache_error(c, "write");
+	} else if (!status) {
+		__tac_written_crcs(c, cb, start, end, crc, nr);
+		__tac_write_done(c, cb);
+		__tac_disown(c, cb);
+	} else if (pb->was_clean) {
+		/* The origin still has the block as it was: drop ours. */
+		__tac_set_clean(c, cb);
+		__tac_invalidate(c, cb);
+		__tac_cache_error(c, "write");
+		__tac_disown(c, cb);
+	} else {
+		__tac_written_crcs(c, cb, start, end, NULL, 0);
+		__tac_write_done(c, cb);
+		__tac_fail(c, "a write to a dirty block failed");
+		__tac_disown(c, cb);
+	}
+	kick = (u64)__tac_nr_dirty(c) * 100 >
+	       (u64)c->tun.dirty_threshold * c->nr_cblocks;
+	spin_unlock_irqrestore(&c->lock, flags);
+	pb->copy = NULL;
+	tac_copy_free(c, copy);
+	if (kick)
+		tac_wb_kick(c);
+	tac_complete_write(c, bio, status);
+}
+
+static void tac_fanout_done(struct bio *bio)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	struct tac_cache *c = pb->c;
+	struct bio *copy = pb->copy;
+	sector_t start = pb->iter.bi_sector;
+	sector_t end = start + (pb->iter.bi_size >> SECTOR_SHIFT);
+	bool ok = !pb->status && !pb->cache_failed;
+	u32 cb = pb->cblock, first, nr;
+	unsigned long flags;
+	u16 crc[32];
+
+	nr = tac_whole_units(c, start, end, &first);
+	if (ok && nr)
+		tac_bio_crcs(c, copy, tac_all(copy, tac_unit_skip(c, start)),
+			     nr, crc);
+
+	spin_lock_irqsave(&c->lock, flags);
+	if (pb->admitted) {
+		if (ok)
+			__tac_written_crcs(c, cb, start, end, crc, nr);
+		__tac_fill_done(c, cb, ok);
+	} else {
+		if (ok)
+			__tac_written_crcs(c, cb, start, end, crc, nr);
+		else if (!(c->cb_state[cb] & CB_DOOMED))
+			/* Either copy failed: the two may differ. */
+			__tac_invalidate(c, cb);
+		__tac_disown(c, cb);
+	}
+	if (pb->cache_failed)
+		__tac_cache_error(c, "write");
+	__tac_wtrack(c, pb->wfirst, pb->wcount, -1);
+	pb->wcount = 0;
+	spin_unlock_irqrestore(&c->lock, flags);
+	pb->copy = NULL;
+	tac_copy_free(c, copy);
+	tac_complete_write(c, bio, pb->status);
+}
+
+static void tac_fanout_endio(struct bio *b)
+{
+	struct bio *bio = b->bi_private;
+	struct tac_bio *pb = tac_pb(bio);
+
+	if (b == pb->copy) {
+		if (b->bi_status)
+			pb->cache_failed = true;
+	} else {
+		pb->status = b->bi_status;
+		bio_put(b);
+	}
+	if (atomic_dec_and_test(&pb->pending))
+		tac_fanout_done(bio);
+}
+
+/*
+ * Copy @bio (within block pb->cblock) into our pages and write the copy
+ * to the cache, and for write-through to the origin too.  Without
+ * @can_wait (map) nothing sleeps: short of memory, the worker does it.
+ */
+static int tac_copy_start(struct tac_cache *c, struct bio *bio, bool can_wait)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	sector_t in = pb->iter.bi_sector & (c->block_sectors - 1);
+	struct bio *copy, *o = NULL;
+	struct bvec_iter src = pb->iter, dst;
+
+	copy = tac_copy_alloc(c, c->cache,
+			      REQ_OP_WRITE | tac_copy_flags(bio),
+			      pb->iter.bi_size, can_wait);
+	if (copy && pb->route == ROUTE_FANOUT) {
+		o = bio_alloc_clone(c->origin, copy,
+				    can_wait ? GFP_NOIO :
+				    GFP_NOWAIT | __GFP_NOWARN, &c->bs);
+		if (!o) {
+			tac_copy_free(c, copy);
+			copy = NULL;
+		}
+	}
+	if (!copy) {
+		spin_lock_irq(&c->lock);
+		__tac_defer(c, bio);
+		spin_unlock_irq(&c->lock);
+		return DM_MAPIO_SUBMITTED;
+	}
+	dst = tac_all(copy, 0);
+	bio_copy_data_iter(copy, &dst, bio, &src);
+	copy->bi_iter.bi_sector = tac_cblock_sector(c, pb->cblock) + in;
+	copy->bi_private = bio;
+	pb->copy = copy;
+	if (!o) {
+		copy->bi_end_io = tac_wb_endio;
+		submit_bio_noacct(copy);
+		return DM_MAPIO_SUBMITTED;
+	}
+	o->bi_iter.bi_sector = pb->iter.bi_sector;
+	o->bi_end_io = tac_fanout_endio;
+	o->bi_private = bio;
+	copy->bi_end_io = tac_fanout_endio;
+	pb->status = BLK_STS_OK;
+	pb->cache_failed = false;
+	atomic_set(&pb->pending, 2);
+	submit_bio_noacct(o);
+	submit_bio_noacct(copy);
+	return DM_MAPIO_SUBMITTED;
+}
+
+/* ------------------------------------------------------------------ */
+/* Write routing */
+
+/*
+ * Writes that go to the origin alone, from @b0 up to the next block that
+ * needs the cache (a dirty one; in write-back and write-through a clean
+ * cached one or one to admit).  Clean cached copies on the way are
+ * unmapped first (rule 1), fills in flight dropped (rule 4).
+ */
+static u64 __tac_origin_run(struct dm_target *ti, struct tac_cache *c,
+			    struct bio *bio, u64 b0, u64 bl)
+{
+	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	bool caching = c->mode == TAC_MODE_WRITEBACK ||
+		       c->mode == TAC_MODE_WRITETHROUGH;
+	enum tac_lookup st;
+	u64 b;
+	u32 cb;
+
+	for (b = b0; b <= bl; b++) {
+		st = __tac_lookup(c, b, &cb);
+		if (st == LK_NONE) {
+			if (b > b0 && caching && tac_whole_block(c, b, start, end) &&
+			    __tac_may_fill(c, b) &&
+			    c->policy->ops->would_admit(c->policy,
+							to_oblock(b)))
+				break;
+			c->n.write_misses++;
+			continue;
+		}
+		if (__tac_is_dirty(c, cb) ||
+		    (b > b0 && st == LK_VALID && caching &&
+		     __tac_cache_writable(c, cb, false)))
+			break;
+		__tac_invalidate(c, cb);
+		c->n.write_hits++;
+	}
+	if (b <= bl) {
+		tac_split(ti, bio, (b << c->block_shift) - start);
+		bl = b - 1;
+	}
+	return bl;
+}
+
+static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
+			   struct bio *bio)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	u64 b0 = start >> c->block_shift, bl = (end - 1) >> c->block_shift;
+	enum tac_lookup st;
+	bool dirty = false;
+	u32 cb;
+
+	spin_lock_irq(&c->lock);
+	if (ti && !tac_is_remainder(ti, bio))
+		c->policy->ops->request(c->policy, to_oblock(b0), bl - b0 + 1,
+					true);
+	c->last_io = jiffies;
+	st = __tac_lookup(c, b0, &cb);
+	if (st != LK_NONE)
+		dirty = __tac_is_dirty(c, cb);
+
+	if (dirty || (st == LK_VALID && (c->mode == TAC_MODE_WRITEBACK ||
+					 c->mode == TAC_MODE_WRITETHROUGH) &&
+		      __tac_cache_writable(c, cb, false))) {
+		/* A cached block takes the write: it must be ours alone. */
+		tac_first_block_only(ti, c, bio);
+		if (!__tac_try_own(c, cb)) {
+			pb->next = PARKED_WRITE;
+			__tac_park(c, cb, bio);
+			spin_unlock_irq(&c->lock);
+			return DM_MAPIO_SUBMITTED;
+		}
+		c->n.write_hits++;
+		pb->cblock = cb;
+		pb->oblock = b0;
+		pb->iter = bio->bi_iter;
+		if (!dirty && c->mode == TAC_MODE_WRITEBACK) {
+			/* Dirty from now on (rule 3). */
+			__tac_make_dirty(c, cb);
+			pb->was_clean = true;
+			dirty = true;
+		}
+		if (dirty) {
+			pb->route = ROUTE_WB;
+		} else {
+			pb->route = ROUTE_FANOUT;
+			__tac_wtrack(c, b0, 1, 1);
+			pb->wfirst = b0;
+			pb->wcount = 1;
+		}
+		spin_unlock_irq(&c->lock);
+		return tac_copy_start(c, bio, false);
+	}
+
+	if (st == LK_NONE && tac_whole_block(c, b0, start, end) &&
+	    (c->mode == TAC_MODE_WRITEBACK ||
+	     c->mode == TAC_MODE_WRITETHROUGH) &&
+	    __tac_reserve(c, b0, &cb)) {
+		/* A whole block of a warm extent is admitted by its write. */
+		tac_first_block_only(ti, c, bio);
+		c->n.write_misses++;
+		pb->cblock = cb;
+		pb->oblock = b0;
+		pb->iter = bio->bi_iter;
+		pb->admitted = true;
+		if (c->mode == TAC_MODE_WRITEBACK) {
+			__tac_admit_write(c, cb);
+			pb->route = ROUTE_WB;
+		} else {
+			pb->route = ROUTE_FANOUT;
+			__tac_wtrack(c, b0, 1, 1);
+			pb->wfirst = b0;
+			pb->wcount = 1;
+		}
+		spin_unlock_irq(&c->lock);
+		return tac_copy_start(c, bio, false);
+	}
+
+	bl = __tac_origin_run(ti, c, bio, b0, bl);
+	__tac_wtrack(c, b0, bl - b0 + 1, 1);
+	pb->wfirst = b0;
+	pb->wcount = bl - b0 + 1;
+	pb->route = ROUTE_ORIGIN;
+	pb->iter = bio->bi_iter;
+	spin_unlock_irq(&c->lock);
+	bio_set_dev(bio, c->origin);
+	return DM_MAPIO_REMAPPED;
+}
+
+/* ------------------------------------------------------------------ */
+/* Discards */
+
+/* What a discard does to cached block @cb; false: it must wait. */
+static bool __tac_discard_block(struct tac_cache *c, u32 cb)
+{
+	u16 st = c->cb_state[cb];
+
+	if (st & CB_DOOMED)
+		return true;
+	if (__tac_is_dirty(c, cb) &&
+	    (st & (CB_READERS | CB_WRITER | CB_PENDING | CB_CLEANER_IO |
+		   CB_WAITERS)))
+		return false;
+	__tac_invalidate(c, cb);
+	return true;
+}
+
+/*
+ * Pass down the whole blocks of [start, end), and any part beyond the
+ * last whole block of the origin (never cached), or finish here.
+ */
+static int tac_discard_finish(struct tac_cache *c, struct bio *bio)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	sector_t ce = c->nr_oblocks << c->block_shift;
+	sector_t ps = start >= ce ? start : round_up(start, c->block_sectors);
+	sector_t pe = end > ce ? end : round_down(end, c->block_sectors);
+
+	if (pe <= ps || c->tun.no_discard_passdown ||
+	    !bdev_max_discard_sectors(c->origin)) {
+		spin_lock_irq(&c->lock);
+		__tac_wtrack(c, pb->wfirst, pb->wcount, -1);
+		pb->wcount = 0;
+		spin_unlock_irq(&c->lock);
+		tac_complete(bio, BLK_STS_OK);
+		return DM_MAPIO_SUBMITTED;
+	}
+	pb->route = ROUTE_DISCARD;
+	bio->bi_iter.bi_sector = ps;
+	bio->bi_iter.bi_size = (pe - ps) << SECTOR_SHIFT;
+	bio_set_dev(bio, c->origin);
+	return DM_MAPIO_REMAPPED;
+}
+
+/*
+ * A discard unmaps the cached blocks it covers whole (rule 3; a dirty one
+ * once nothing holds it) and is passed down for those blocks only: a
+ * block covered in part keeps its cached copy and its origin data.  It
+ * counts as an origin write for fills while in flight.  In map it does at
+ * most TAC_DISCARD_INLINE blocks; larger ones, and ones that had to wait,
+ * go on in the worker (@resume) from pb->cursor.
+ */
+static int tac_route_discard(struct tac_cache *c, struct bio *bio,
+			     bool resume)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	u64 b0 = start >> c->block_shift, bl = (end - 1) >> c->block_shift;
+	u64 w0 = (start + c->block_sectors - 1) >> c->block_shift;
+	u64 w1 = min_t(u64, end >> c->block_shift, c->nr_oblocks);
+	bool by_cblock = w1 > w0 && w1 - w0 > c->nr_cblocks;
+	tac_oblock_t ob;
+	bool dirty;
+	u32 cb;
+
+	spin_lock_irq(&c->lock);
+	if (!resume) {
+		__tac_wtrack(c, b0, bl - b0 + 1, 1);
+		pb->wfirst = b0;
+		pb->wcount = bl - b0 + 1;
+		pb->cursor = by_cblock ? 0 : w0;
+		pb->route = ROUTE_DISCARD;
+		if (w1 > w0 && w1 - w0 > TAC_DISCARD_INLINE) {
+			__tac_defer(c, bio);
+			spin_unlock_irq(&c->lock);
+			return DM_MAPIO_SUBMITTED;
+		}
+	}
+	for (; pb->cursor < (by_cblock ? c->nr_cblocks : w1); pb->cursor++) {
+		if (by_cblock) {
+			cb = pb->cursor;
+			if (!c->policy->ops->mapping(c->policy, to_cblock(cb),
+						     &ob, &dirty) ||
+			    from_oblock(ob) < w0 || from_oblock(ob) >= w1)
+				goto next;
+		} else if (__tac_lookup(c, pb->cursor, &cb) == LK_NONE) {
+			goto next;
+		}
+		if (!__tac_discard_block(c, cb)) {
+			pb->next = PARKED_DISCARD;
+			__tac_park(c, cb, bio);
+			spin_unlock_irq(&c->lock);
+			return DM_MAPIO_SUBMITTED;
+		}
+next:
+		if (resume && !(pb->cursor & 1023)) {
+			spin_unlock_irq(&c->lock);
+			cond_resched();
+			spin_lock_irq(&c->lock);
+		}
+	}
+	spin_unlock_irq(&c->lock);
+	return tac_discard_finish(c, bio);
+}
+
+/* ------------------------------------------------------------------ */
+/* map and end_io */
+
+int tac_map(struct dm_target *ti, struct bio *bio)
+{
+	struct tac_c *tc = ti->private;
+	struct tac_cache *c = tc->cache;
+	struct tac_bio *pb = tac_pb(bio);
+
+	memset(pb, 0, sizeof(*pb));
+	pb->c = c;
+	pb->route = ROUTE_ORIGIN;
+
+	if (unlikely(bio->bi_opf & REQ_PREFLUSH)) {
+		/* dm core sends data-less flushes here, one per device. */
+		if (dm_bio_get_target_bio_nr(bio)) {
+			spin_lock_irq(&c->lock);
+			if (__tac_wb_active(c)) {
+				/* Write-back: a flush is a metadata commit. */
+				pb->route = ROUTE_COMMIT;
+				__tac_md_commit_bio(c, bio);
+				spin_unlock_irq(&c->lock);
+				return DM_MAPIO_SUBMITTED;
+			}
+			spin_unlock_irq(&c->lock);
+			pb->route = ROUTE_CACHE_FLUSH;
+			bio_set_dev(bio, c->cache);
+		} else {
+			bio_set_dev(bio, c->origin);
+		}
+		return DM_MAPIO_REMAPPED;
+	}
+
+	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+	if (unlikely(!bio_sectors(bio))) {
+		bio_set_dev(bio, c->origin);
+		return DM_MAPIO_REMAPPED;
+	}
+
+	switch (bio_op(bio)) {
+	case REQ_OP_READ:
+		return tac_route_read(ti, c, bio);
+	case REQ_OP_WRITE:
+		return tac_route_write(ti, c, bio);
+	case REQ_OP_DISCARD:
+		return tac_route_discard(c, bio, false);
+	default:
+		bio_set_dev(bio, c->origin);
+		return DM_MAPIO_REMAPPED;
+	}
+}
+
+/*
+ * A hit completed in the user's pages.  A checksum mismatch there may be
+ * the user's doing (a buffer changed while the read was in flight), so it
+ * is checked again through our own pages (tac_verify_check()) before
+ * anything is blamed on the cache.
+ */
+static int tac_end_hit(struct tac_cache *c, struct bio *bio,
+		       struct tac_bio *pb, blk_status_t *error)
+{
+	sector_t start = pb->iter.bi_sector;
+	sector_t end = start + (pb->iter.bi_size >> SECTOR_SHIFT);
+	u32 cb = pb->cblock, first, nr = 0;
+	bool mismatch = false;
+	unsigned long flags;
+	u16 crc[32];
+
+	if (!*error && tac_units_aligned(c, start, end)) {
+		nr = tac_whole_units(c, start, end, &first);
+		tac_bio_crcs(c, bio, pb->iter, nr, crc);
+	}
+	spin_lock_irqsave(&c->lock, flags);
+	if (nr)
+		mismatch = !__tac_crcs_match(c, cb, first, nr, crc);
+	if (*error && pb->dirty) {
+		/* The only copy: its loss is an error, never stale data. */
+		__tac_fail(c, "a dirty block could not be read");
+	} else if (*error) {
+		if (!(c->cb_state[cb] & CB_DOOMED))
+			__tac_invalidate(c, cb);
+		__tac_cache_error(c, "read");
+		__tac_unshare(c, cb);
+		pb->route = ROUTE_RETRY;
+		__tac_defer(c, bio);
+		spin_unlock_irqrestore(&c->lock, flags);
+		return DM_ENDIO_INCOMPLETE;
+	} else if (mismatch) {
+		/* Keep the block shared until our copy is checked. */
+		pb->route = ROUTE_VERIFY;
+		pb->next = VERIFY_READ;
+		__tac_defer(c, bio);
+		spin_unlock_irqrestore(&c->lock, flags);
+		return DM_ENDIO_INCOMPLETE;
+	}
+	__tac_unshare(c, cb);
+	spin_unlock_irqrestore(&c->lock, flags);
+	return DM_ENDIO_DONE;
+}
+
+int tac_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	struct tac_cache *c = pb->c;
+	unsigned long flags;
+
+	switch (pb->route) {
+	case ROUTE_HIT:
+		return tac_end_hit(c, bio, pb, error);
+
+	case ROUTE_ORIGIN:
+	case ROUTE_DISCARD:
+		if (!pb->wcount)
+			break;
+		spin_lock_irqsave(&c->lock, flags);
+		__tac_wtrack(c, pb->wfirst, pb->wcount, -1);
+		pb->wcount = 0;
+		if (bio_op(bio) == REQ_OP_WRITE &&
+		    __tac_fua_commit(c, bio, *error)) {
+			spin_unlock_irqrestore(&c->lock, flags);
+			return DM_ENDIO_INCOMPLETE;
+		}
+		spin_unlock_irqrestore(&c->lock, flags);
+		break;
+
+	case ROUTE_CACHE_FLUSH:
+		/*
+		 * Everything the cache holds is also on the origin, so a
+		 * failed cache flush loses nothing: count it, don't fail it.
+		 */
+		if (*error) {
+			spin_lock_irqsave(&c->lock, flags);
+			__tac_cache_error(c, "flush");
+			spin_unlock_irqrestore(&c->lock, flags);
+			*error = BLK_STS_OK;
+		}
+		break;
+
+	default:
+		break;
+	}
+	return DM_ENDIO_DONE;
+}
+
+/* ------------------------------------------------------------------ */
+/* The worker */
+
+static void tac_submit_remapped(struct bio *bio, int r)
+{
+	if (r == DM_MAPIO_REMAPPED)
+		dm_submit_bio_remap(bio, NULL);
+}
+
+static void tac_work_bio(struct tac_cache *c, struct bio *bio)
+{
+	struct tac_bio *pb = tac_pb(bio);
+
+	switch (pb->route) {
+	case ROUTE_PARKED:
+		if (pb->next == PARKED_READ)
+			tac_submit_remapped(bio, tac_route_read(NULL, c, bio));
+		else if (pb->next == PARKED_WRITE)
+			tac_submit_remapped(bio, tac_route_write(NULL, c, bio));
+		else
+			tac_submit_remapped(bio,
+					    tac_route_discard(c, bio, true));
+		break;
+	case ROUTE_RETRY:
+		tac_retry(c, bio);
+		break;
+	case ROUTE_VERIFY:
+		if (pb->next == VERIFY_READ)
+			tac_verify_read(c, bio);
+		else
+			tac_verify_check(c, bio);
+		break;
+	case ROUTE_WB:
+	case ROUTE_FANOUT:
+		tac_copy_start(c, bio, true);
+		break;
+	case ROUTE_DISCARD:
+		tac_submit_remapped(bio, tac_route_discard(c, bio, true));
+		break;
+	default:
+		WARN_ON_ONCE(1);
+		tac_complete(bio, BLK_STS_IOERR);
+	}
+}
+
+void tac_worker(struct work_struct *work)
+{
+	struct tac_cache *c = container_of(work, struct tac_cache, worker);
+	struct tac_fill_read *fr, *tmp;
+	struct bio_list bios;
+	struct bio *bio;
+	LIST_HEAD(fills);
+	bool drop;
+
+	spin_lock_irq(&c->lock);
+	bios = c->deferred;
+	bio_list_init(&c->deferred);
+	list_splice_init(&c->fills, &fills);
+	drop = c->drop_all;
+	c->drop_all = false;
+	spin_unlock_irq(&c->lock);
+
+	list_for_each_entry_safe(fr, tmp, &fills, list) {
+		list_del(&fr->list);
+		tac_fill_read_done(fr);
+	}
+	while ((bio = bio_list_pop(&bios)))
+		tac_work_bio(c, bio);
+	if (drop)
+		tac_invalidate_all(c);
+}
