@@ -74,7 +74,7 @@ fi
 
 # 1. A KVM whose guest hangs (console stops at "Probing EDD") is found
 # out within the probe's limit and TCG is used.  The stall watchdog
-# (60 s) is far away: the probe's own limit must do it.
+# (120 s) is far away: the probe's own limit must do it.
 export VM_KVM_CACHE=$tmp/cache-hang
 VM_KVM_PROBE_TIMEOUT=3 FAKE_QEMU_KVM=hang vm -- echo hello
 check "hanging KVM: the run succeeds under TCG" \
