@@ -6,8 +6,8 @@
 #   make KVER=6.12       build for another installed kernel
 #   make deps            install everything the tests and the demo need
 #   make demo            boot a VM, create a dm-tac device, run fio, show status
-#   make check           unit tests, VM selftests on 6.1 and 6.12, and
-#                        the crash tests at CI size
+#   make check           unit tests, qemu/vm's own tests, VM selftests on
+#                        6.1 and 6.12, and the crash tests at CI size
 #   make check-crash     the crash tests of write-back at full size
 #   make check-unit      user-space unit tests (ASan/UBSan)
 #   make check-vm        VM selftests on one kernel (KVER=6.1 by default)
@@ -59,13 +59,14 @@ clean:
 deps:
 	@bash qemu/deps
 
-# Everything: unit tests, the VM selftests on both LTS kernels, then the
-# crash tests of write-back (tests/crash/README.md) at CI size: log
-# replay and bad-metadata images on one kernel, 20 power cuts on the
-# other, side by side.
+# Everything: unit tests and the VM runner's own (tests/vmrunner, no VM),
+# the VM selftests on both LTS kernels, then the crash tests of
+# write-back (tests/crash/README.md) at CI size: log replay and
+# bad-metadata images on one kernel, 20 power cuts on the other, side by
+# side.
 CI_CRASH := WRITES=300 MAX_STATES=600 IMAGES=200 CYCLES=20
 check: deps
-	@$(CI_CRASH) bash tests/check.sh unit vm:6.1 vm:6.12 crash:selftest \
+	@$(CI_CRASH) bash tests/check.sh unit vmrunner vm:6.1 vm:6.12 crash:selftest \
 		crash:replay:6.1:tac+fuzz:6.1 crash:powercut:6.12:tac
 
 # The crash tests at full size, both kernels, and the stacks that are

@@ -9,20 +9,23 @@
 #
 #   tests/check.sh [PART]...
 #     unit          user-space unit tests
+#     vmrunner      qemu/vm's KVM probe and stall watchdog, with a
+#                   stand-in QEMU (no VM)
 #     vm:KVER       VM selftests (tests/selftests) on kernel 6.1 or 6.12
 #     crash:SPEC    a part of tests/crash/check.sh: selftest,
 #                   replay:KVER:STACK, powercut:KVER:STACK, fuzz:KVER;
 #                   SPEC+SPEC... runs them one after the other in one lane
-#   default: unit vm:6.1 vm:6.12
+#   default: unit vmrunner vm:6.1 vm:6.12
 #   TESTS="tac_hits.sh ..."   only these VM selftests
 #   SERIAL=1                  one VM at a time
 #
-# Parts run in three phases: unit tests and host-only crash self-tests;
-# then every vm: part side by side; then every crash: part that boots
-# VMs, side by side.  A TCG guest keeps about one host core busy per
-# guest CPU, so each VM of a phase gets host cores / VMs CPUs (at least
-# one): overcommitted guests wait for descheduled vCPUs (TLB shootdowns,
-# RCU) and device-mapper table loads got five times slower that way.
+# Parts run in three phases: unit tests, vmrunner and host-only crash
+# self-tests; then every vm: part side by side; then every crash: part
+# that boots VMs, side by side.  A TCG guest keeps about one host core
+# busy per guest CPU, so each VM of a phase gets host cores / VMs CPUs
+# (at least one): overcommitted guests wait for descheduled vCPUs (TLB
+# shootdowns, RCU) and device-mapper table loads got five times slower
+# that way.
 
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,7 +34,7 @@ out=$top/out/check
 mkdir -p "$out"
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(unit vm:6.1 vm:6.12)
+[ ${#parts[@]} -gt 0 ] || parts=(unit vmrunner vm:6.1 vm:6.12)
 
 passed=0
 failed=0
@@ -122,7 +125,7 @@ crash_host=()
 crash_vm=()
 for part in "${parts[@]}"; do
 	case $part in
-	unit) ;;
+	unit | vmrunner) ;;
 	vm:*) vms+=("${part#vm:}") ;;
 	crash:selftest) crash_host+=(selftest) ;;
 	crash:*) crash_vm+=("${part#crash:}") ;;
@@ -133,21 +136,36 @@ for part in "${parts[@]}"; do
 	esac
 done
 
-# Phase 1: host only.
-for part in "${parts[@]}"; do
-	[ "$part" = unit ] || continue
+# host_part NAME TITLE COMMAND...: a host-only part whose COMMAND ends
+# with "N passed, N failed".
+host_part() {
+	local name=$1 title=$2 start line
+	shift 2
 	start=$(date +%s)
-	echo "== unit tests"
-	make -s --no-print-directory -C tests/unit check 2>&1 |
-		tee "$out/unit.log"
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/unit.log" |
+	echo "== $title"
+	"$@" 2>&1 | tee "$out/$name.log"
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/$name.log" |
 	       tail -n1)
 	if [ -z "$line" ]; then
-		broken+=("unit tests did not run to the end")
+		broken+=("$title did not run to the end")
 	else
 		add $(echo "$line" | awk '{ print $1, $3, 0 }')
 	fi
-	echo "== unit tests took $(( $(date +%s) - start ))s"
+	echo "== $title took $(( $(date +%s) - start ))s"
+}
+
+# Phase 1: host only.
+for part in "${parts[@]}"; do
+	case $part in
+	unit)
+		host_part unit "unit tests" \
+			make -s --no-print-directory -C tests/unit check
+		;;
+	vmrunner)
+		host_part vmrunner "qemu/vm tests (stand-in QEMU, no VM)" \
+			bash tests/vmrunner/run.sh
+		;;
+	esac
 done
 for c in "${crash_host[@]}"; do
 	crash_run "$c"
