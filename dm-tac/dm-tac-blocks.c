@@ -200,6 +200,17 @@ bool __tac_cache_writable(struct tac_cache *c, u32 cb, bool dirty)
 	return dirty || !(c->cb_state[cb] & CB_DISK_DIRTY);
 }
 
+/*
+ * Outside write-back, a write of a dirty block the cleaner has taken
+ * waits for the cleaner to finish, so that leaving write-back ends: each
+ * dirty block is cleaned at most once more, however often it is written.
+ */
+bool __tac_wait_cleaner(struct tac_cache *c, u32 cb)
+{
+	return c->mode != TAC_MODE_WRITEBACK &&
+	       (c->cb_state[cb] & CB_CLEANING);
+}
+
 /* The owner of clean block @cb makes it dirty with its write (rule 3). */
 void __tac_make_dirty(struct tac_cache *c, u32 cb)
 {
@@ -289,15 +300,26 @@ void __tac_disown(struct tac_cache *c, u32 cb)
 	__released(c, cb);
 }
 
-/*
- * The cleaner (rule 5).  clean_start: take dirty block @cb shared to read
- * it; false if it is busy (it is left for a later batch).  read_done: the
- * read is over, the origin write starts: writes may come in again, but no
- * discard may unmap the block until write_done.
- */
-bool __tac_clean_start(struct tac_cache *c, u32 cb)
+/* Is @cb mapped to @oblock and dirty (not a block freed and reused)? */
+static bool __dirty_for(struct tac_cache *c, u32 cb, u64 oblock)
 {
-	if (!__tac_is_dirty(c, cb) || !__tac_try_share(c, cb))
+	tac_oblock_t ob;
+	bool dirty;
+
+	return c->policy->ops->mapping(c->policy, to_cblock(cb), &ob, &dirty) &&
+	       dirty && from_oblock(ob) == oblock;
+}
+
+/*
+ * The cleaner (rule 5).  clean_start: take @cb, dirty for @oblock, shared
+ * to read it; false if it is busy or no longer that block's (it is left
+ * for a later batch).  read_done: the read is over, the origin write
+ * starts: writes may come in again, but no discard may unmap the block
+ * until write_done.
+ */
+bool __tac_clean_start(struct tac_cache *c, u32 cb, u64 oblock)
+{
+	if (!__dirty_for(c, cb, oblock) || !__tac_try_share(c, cb))
 		return false;
 	c->cb_state[cb] |= CB_CLEANING;
 	return true;
@@ -322,15 +344,18 @@ void __tac_clean_write_done(struct tac_cache *c, u32 cb)
  * was written back, which fill in the units whose checksums were not
  * known.  Returns true if the block is now clean.
  */
-bool __tac_clean_finish(struct tac_cache *c, u32 cb, bool ok, const u16 *crc)
+bool __tac_clean_finish(struct tac_cache *c, u32 cb, u64 oblock, bool ok,
+			const u16 *crc)
 {
 	u16 *want = &c->crc[(u64)cb * c->units];
 	bool cleaning = c->cb_state[cb] & CB_CLEANING;
 	u32 u;
 
 	c->cb_state[cb] &= ~CB_CLEANING;
+	/* Writes that waited for the cleaner to finish may go (see io.c). */
+	__wake(c, cb);
 	if (!ok || !cleaning || (c->cb_state[cb] & CB_DOOMED) ||
-	    !__tac_is_dirty(c, cb))
+	    !__dirty_for(c, cb, oblock))
 		return false;
 	for (u = 0; u < c->units; u++)
 		if (want[u] == TAC_CRC_UNKNOWN)
@@ -418,14 +443,17 @@ void __tac_admit_write(struct tac_cache *c, u32 cb)
 
 /*
  * A reserved block's data was written (@ok) or not: make it readable, or
- * drop it if it failed, was unmapped meanwhile (rule 4) or the cache is
- * no longer healthy.  Ends the reserving writer's hold too.
+ * drop it if it failed, was unmapped meanwhile (rule 4), or is a clean
+ * copy and the cache is no longer healthy.  A dirty one written is kept
+ * whatever the health: it is the only copy of an acknowledged write.
+ * Ends the reserving writer's hold too.
  */
 void __tac_fill_done(struct tac_cache *c, u32 cb, bool ok)
 {
 	c->cb_state[cb] &= ~(CB_PENDING | CB_WRITER | CB_FRESH);
 	c->cache_inflight--;
-	if (ok && !(c->cb_state[cb] & CB_DOOMED) && c->health == TAC_OK) {
+	if (ok && !(c->cb_state[cb] & CB_DOOMED) &&
+	    (c->health == TAC_OK || __tac_is_dirty(c, cb))) {
 		c->n.promotions++;
 		tac_md_changed(c, cb);
 		__released(c, cb);
@@ -477,10 +505,10 @@ void __tac_entry_committed(struct tac_cache *c, u32 cb)
 void __tac_cache_error(struct tac_cache *c, const char *what)
 {
 	c->n.cache_errors++;
+	c->errors++;
 	DMERR_LIMIT("cache device %s error (%llu so far)", what,
 		    c->n.cache_errors);
-	if (c->health == TAC_OK &&
-	    c->n.cache_errors >= c->tun.error_threshold) {
+	if (c->health == TAC_OK && c->errors >= c->tun.error_threshold) {
 		c->health = TAC_DEGRADED;
 		c->mode = TAC_MODE_PASSTHROUGH;
 		DMERR("%llu cache device errors: switching to passthrough; clean blocks are dropped%s",

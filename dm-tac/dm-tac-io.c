@@ -29,9 +29,6 @@
 /* What a woken PARKED bio is (tac_bio.next). */
 enum { PARKED_READ, PARKED_WRITE, PARKED_DISCARD };
 
-/* VERIFY steps (tac_bio.next). */
-enum { VERIFY_READ, VERIFY_CHECK };
-
 /* Largest read miss copied through our pages to fill the cache. */
 #define TAC_FILL_MAX_SECTORS	256
 #define TAC_FILL_MAX_BLOCKS	(TAC_FILL_MAX_SECTORS >> 3)
@@ -137,26 +134,54 @@ static struct bvec_iter tac_all(struct bio *bio, u32 skip)
 }
 
 /*
- * A bio of @bytes in pages of our own.  Without @can_wait nothing sleeps
- * and NULL means "try again in the worker"; with it, the page pool's
- * reserve is used by one caller at a time, so this always succeeds.
+ * Our bios.  Without @can_wait (map) nothing sleeps and nothing comes
+ * from the reserves: a bio from kmalloc, pages from the page allocator,
+ * NULL meaning "try again in the worker".  With it (the worker, the
+ * cleaner) the bio set and the page pool's reserve are used.  So the
+ * reserves only ever hold bios and pages whose I/O completes without the
+ * worker's help, and whoever waits for them always gets them back.
  */
+static struct bio *tac_bio_alloc(struct tac_cache *c, struct block_device *bdev,
+				 unsigned short nr, blk_opf_t opf,
+				 bool can_wait)
+{
+	struct bio *bio;
+
+	if (can_wait)
+		return bio_alloc_bioset(bdev, nr, opf, GFP_NOIO, &c->bs);
+	bio = bio_kmalloc(nr, GFP_NOWAIT | __GFP_NOWARN);
+	if (bio)
+		bio_init(bio, bdev, bio->bi_inline_vecs, nr, opf);
+	return bio;
+}
+
+static void tac_bio_free(struct bio *bio)
+{
+	if (bio->bi_pool) {
+		bio_put(bio);
+	} else {
+		bio_uninit(bio);
+		kfree(bio);
+	}
+}
+
+/* A bio of @bytes in pages of our own (see tac_bio_alloc()). */
 static struct bio *tac_copy_alloc(struct tac_cache *c,
 				  struct block_device *bdev, blk_opf_t opf,
 				  u32 bytes, bool can_wait)
 {
 	unsigned int nr = DIV_ROUND_UP(bytes, PAGE_SIZE), i;
-	gfp_t gfp = can_wait ? GFP_NOIO : GFP_NOWAIT | __GFP_NOWARN;
 	struct bio *bio;
 
-	bio = bio_alloc_bioset(bdev, nr, opf, gfp, &c->bs);
+	bio = tac_bio_alloc(c, bdev, nr, opf, can_wait);
 	if (!bio)
 		return NULL;
 	if (can_wait)
 		mutex_lock(&c->page_pool_lock);
 	for (i = 0; i < nr; i++) {
-		struct page *p = can_wait ? mempool_alloc(&c->page_pool, gfp) :
-				 alloc_page(gfp);
+		struct page *p = can_wait ?
+				 mempool_alloc(&c->page_pool, GFP_NOIO) :
+				 alloc_page(GFP_NOWAIT | __GFP_NOWARN);
 		u32 len = min_t(u32, PAGE_SIZE, bytes - i * PAGE_SIZE);
 
 		if (!p)
@@ -171,7 +196,7 @@ static struct bio *tac_copy_alloc(struct tac_cache *c,
 
 		bio_for_each_segment_all(bv, bio, it)
 			mempool_free(bv->bv_page, &c->page_pool);
-		bio_put(bio);
+		tac_bio_free(bio);
 		return NULL;
 	}
 	return bio;
@@ -184,7 +209,7 @@ static void tac_copy_free(struct tac_cache *c, struct bio *bio)
 
 	bio_for_each_segment_all(bv, bio, it)
 		mempool_free(bv->bv_page, &c->page_pool);
-	bio_put(bio);
+	tac_bio_free(bio);
 }
 
 /* Add @bytes of @src's pages, from @off bytes into them, to @dst. */
@@ -561,19 +586,12 @@ static void tac_retry(struct tac_cache *c, struct bio *bio)
 	submit_bio_noacct(clone);
 }
 
-/* Worker: read the units a hit covers into our pages (VERIFY_READ). */
-static void tac_verify_endio(struct bio *copy)
-{
-	struct bio *bio = copy->bi_private;
-	struct tac_bio *pb = tac_pb(bio);
-	struct tac_cache *c = pb->c;
-	unsigned long flags;
-
-	pb->next = VERIFY_CHECK;
-	spin_lock_irqsave(&c->lock, flags);
-	__tac_defer(c, bio);
-	spin_unlock_irqrestore(&c->lock, flags);
-}
+/*
+ * Worker (ROUTE_VERIFY): read the units a hit covers into our pages; the
+ * check is made when that read completes (tac_verify_check()), so the
+ * copy never waits for the worker to be freed.
+ */
+static void tac_verify_endio(struct bio *copy);
 
 static void tac_verify_read(struct tac_cache *c, struct bio *bio)
 {
@@ -596,41 +614,55 @@ static void tac_verify_read(struct tac_cache *c, struct bio *bio)
 }
 
 /*
- * Worker (VERIFY_CHECK): our copy of the units is in.  If it matches its
- * checksums, the user's part comes from it: a mismatch seen in the user's
- * pages was the user's doing (a buffer changed during the read).  If not,
- * the cache has lost the data: a clean block is read from the origin, a
- * dirty one is an error.
+ * Our copy of the units is in.  If it matches its checksums, the user's
+ * part comes from it: a mismatch seen in the user's pages was the user's
+ * doing (a buffer changed during the read); units whose checksum was not
+ * known learn it from the copy (the block is held shared: no write
+ * changed it).  If not, the cache has lost the data: a clean block is
+ * read from the origin, a dirty one is an error.
  */
-static void tac_verify_check(struct tac_cache *c, struct bio *bio)
+static void tac_verify_endio(struct bio *copy)
 {
+	struct bio *bio = copy->bi_private;
 	struct tac_bio *pb = tac_pb(bio);
-	struct bio *copy = pb->copy;
+	struct tac_cache *c = pb->c;
 	sector_t start = pb->iter.bi_sector;
 	sector_t in = start & (c->block_sectors - 1);
 	u32 first = in >> c->unit_shift;
 	u32 nr = tac_all(copy, 0).bi_size >> (c->unit_shift + SECTOR_SHIFT);
 	blk_status_t status = copy->bi_status;
 	bool good = false, retry = false;
+	unsigned long flags;
 	u16 crc[32];
+	u32 i;
 
 	if (!status)
 		tac_bio_crcs(c, copy, tac_all(copy, 0), nr, crc);
-	spin_lock_irq(&c->lock);
+	spin_lock_irqsave(&c->lock, flags);
 	if (!status)
 		good = __tac_crcs_match(c, pb->cblock, first, nr, crc);
-	if (!good && pb->dirty) {
+	if (good) {
+		u16 *have = &c->crc[(u64)pb->cblock * c->units + first];
+
+		for (i = 0; i < nr; i++)
+			if (have[i] == TAC_CRC_UNKNOWN)
+				have[i] = crc[i];
+	} else if (__tac_is_dirty(c, pb->cblock)) {
 		__tac_fail(c, status ? "a dirty block could not be read" :
 			   "a dirty block failed its checksum");
 		status = BLK_STS_IOERR;
-	} else if (!good) {
+	} else {
 		if (!(c->cb_state[pb->cblock] & CB_DOOMED))
 			__tac_invalidate(c, pb->cblock);
 		__tac_cache_error(c, status ? "read" : "checksum");
 		retry = true;
 	}
 	__tac_unshare(c, pb->cblock);
-	spin_unlock_irq(&c->lock);
+	if (retry) {
+		pb->route = ROUTE_RETRY;
+		__tac_defer(c, bio);
+	}
+	spin_unlock_irqrestore(&c->lock, flags);
 
 	if (good) {
 		struct bvec_iter src = tac_all(copy,
@@ -642,9 +674,7 @@ static void tac_verify_check(struct tac_cache *c, struct bio *bio)
 	}
 	pb->copy = NULL;
 	tac_copy_free(c, copy);
-	if (retry)
-		tac_retry(c, bio);
-	else
+	if (!retry)
 		tac_complete(bio, good ? BLK_STS_OK : status);
 }
 
@@ -697,13 +727,11 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 		pb->route = ROUTE_HIT;
 		pb->oblock = b0;
 		pb->cblock = cb;
-		pb->dirty = dirty;
 		pb->iter = bio->bi_iter;
 		if (!tac_units_aligned(c, start, end) &&
 		    !__tac_crcs_unknown(c, cb, start, end)) {
 			/* Part of a unit: checked through our pages. */
 			pb->route = ROUTE_VERIFY;
-			pb->next = VERIFY_READ;
 			__tac_defer(c, bio);
 			spin_unlock_irq(&c->lock);
 			return DM_MAPIO_SUBMITTED;
@@ -712,6 +740,11 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 		bio_set_dev(bio, c->cache);
 		bio->bi_iter.bi_sector = tac_cblock_sector(c, cb) +
 					 (start & (c->block_sectors - 1));
+		/*
+		 * A read-ahead or fail-fast error of the cache would count as
+		 * the cache failing: the cache is read in earnest.
+		 */
+		bio->bi_opf &= ~(REQ_RAHEAD | REQ_FAILFAST_MASK);
 		return DM_MAPIO_REMAPPED;
 	}
 
@@ -858,7 +891,7 @@ static void tac_fanout_endio(struct bio *b)
 			pb->cache_failed = true;
 	} else {
 		pb->status = b->bi_status;
-		bio_put(b);
+		tac_bio_free(b);
 	}
 	if (atomic_dec_and_test(&pb->pending))
 		tac_fanout_done(bio);
@@ -880,10 +913,12 @@ static int tac_copy_start(struct tac_cache *c, struct bio *bio, bool can_wait)
 			      REQ_OP_WRITE | tac_copy_flags(bio),
 			      pb->iter.bi_size, can_wait);
 	if (copy && pb->route == ROUTE_FANOUT) {
-		o = bio_alloc_clone(c->origin, copy,
-				    can_wait ? GFP_NOIO :
-				    GFP_NOWAIT | __GFP_NOWARN, &c->bs);
-		if (!o) {
+		/* The origin's bio shares the copy's pages. */
+		o = tac_bio_alloc(c, c->origin, copy->bi_vcnt,
+				  copy->bi_opf, can_wait);
+		if (o) {
+			tac_add_range(o, copy, 0, pb->iter.bi_size);
+		} else {
 			tac_copy_free(c, copy);
 			copy = NULL;
 		}
@@ -984,7 +1019,8 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 		      __tac_cache_writable(c, cb, false))) {
 		/* A cached block takes the write: it must be ours alone. */
 		tac_first_block_only(ti, c, bio);
-		if (!__tac_try_own(c, cb)) {
+		if ((dirty && __tac_wait_cleaner(c, cb)) ||
+		    !__tac_try_own(c, cb)) {
 			pb->next = PARKED_WRITE;
 			__tac_park(c, cb, bio);
 			spin_unlock_irq(&c->lock);
@@ -1229,7 +1265,8 @@ static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 	spin_lock_irqsave(&c->lock, flags);
 	if (nr)
 		mismatch = !__tac_crcs_match(c, cb, first, nr, crc);
-	if (*error && pb->dirty) {
+	/* Dirty when routed, perhaps cleaned since (never the reverse). */
+	if (*error && __tac_is_dirty(c, cb)) {
 		/* The only copy: its loss is an error, never stale data. */
 		__tac_fail(c, "a dirty block could not be read");
 	} else if (*error) {
@@ -1244,7 +1281,6 @@ static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 	} else if (mismatch) {
 		/* Keep the block shared until our copy is checked. */
 		pb->route = ROUTE_VERIFY;
-		pb->next = VERIFY_READ;
 		__tac_defer(c, bio);
 		spin_unlock_irqrestore(&c->lock, flags);
 		return DM_ENDIO_INCOMPLETE;
@@ -1325,10 +1361,7 @@ static void tac_work_bio(struct tac_cache *c, struct bio *bio)
 		tac_retry(c, bio);
 		break;
 	case ROUTE_VERIFY:
-		if (pb->next == VERIFY_READ)
-			tac_verify_read(c, bio);
-		else
-			tac_verify_check(c, bio);
+		tac_verify_read(c, bio);
 		break;
 	case ROUTE_WB:
 	case ROUTE_FANOUT:

@@ -422,6 +422,7 @@ static int tac_map_page_load(struct tac_cache *c, const void *page,
 				DMWARN_LIMIT("cache %pUb: origin block %llu has two dirty entries (cache blocks %u and %u): keeping the first",
 					     &c->md.uuid, ob, from_cblock(other),
 					     cb);
+				c->md.rewrite = true;
 				continue;
 			}
 			if (ob >= c->nr_oblocks ||
@@ -847,6 +848,19 @@ int tac_md_load(struct tac_cache *c, bool discard_dirty, char **error)
 		return r;
 	}
 	wipe = false;
+	if (c->md.rewrite) {
+		/* The entry skipped must not come back after another crash. */
+		bitmap_fill(c->md.pages, c->md.geo.map_pages);
+		r = __tac_write_changed(c, c->md.pages, true);
+		if (!r)
+			r = __tac_sb_write(c, false);
+		if (r) {
+			*error = "Cannot write the cache's metadata";
+			mutex_unlock(&c->md.lock);
+			return r;
+		}
+		__tac_commit_done(c, c->md.pages);
+	}
 	if (c->md.was_clean)
 		tac_md_load_temps(c);
 	else

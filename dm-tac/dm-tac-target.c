@@ -628,8 +628,10 @@ static int tac_preresume(struct dm_target *ti)
 	/* A reload applies the new table's arguments here. */
 	spin_lock_irq(&c->lock);
 	c->mode = tc->mode;
-	if (c->health == TAC_DEGRADED)
+	if (c->health == TAC_DEGRADED) {
 		c->health = TAC_OK;
+		c->errors = 0;	/* error_threshold counts afresh */
+	}
 	/* A failed cache makes no new dirty data until it is re-created. */
 	if (c->health == TAC_FAIL && c->mode == TAC_MODE_WRITEBACK) {
 		DMERR("resume: the cache has failed; write-back stays off");
@@ -762,8 +764,10 @@ static int tac_msg_mode(struct tac_cache *c, unsigned int argc, char **argv)
 		return -EIO;
 	}
 	c->mode = mode;
-	if (c->health == TAC_DEGRADED)
+	if (c->health == TAC_DEGRADED) {
 		c->health = TAC_OK;
+		c->errors = 0;	/* error_threshold counts afresh */
+	}
 	spin_unlock_irq(&c->lock);
 	if (mode != TAC_MODE_WRITEBACK)
 		return tac_wb_flush(c);

@@ -209,7 +209,7 @@ static u32 tac_clean_take(struct tac_cache *c, struct tac_clean_blk *blk,
 
 		if (!extend && nr_runs == limit)
 			break;
-		b->taken = __tac_clean_start(c, b->cblock);
+		b->taken = __tac_clean_start(c, b->cblock, b->oblock);
 		b->ok = false;
 		if (!b->taken) {
 			open = false;
@@ -292,9 +292,13 @@ static u32 tac_clean_runs(struct tac_cache *c, struct tac_clean_run *runs,
 			for (j = 0; j < run->n; j++)
 				__tac_clean_write_done(c, run->blk[j].cblock);
 			spin_unlock_irq(&c->lock);
-			if (run->write_status)
+			if (run->write_status) {
 				DMERR_LIMIT("write-back to the origin failed (block %llu): kept dirty",
 					    run->blk[0].oblock);
+				spin_lock_irq(&c->lock);
+				c->clean_failed++;
+				spin_unlock_irq(&c->lock);
+			}
 			else
 				for (j = 0; j < run->n; j++)
 					run->blk[j].ok = true;
@@ -351,7 +355,8 @@ static int tac_clean_batch(struct tac_cache *c)
 		struct tac_clean_blk *b = &cl->blk[i];
 
 		if (b->taken &&
-		    __tac_clean_finish(c, b->cblock, b->ok, b->crc)) {
+		    __tac_clean_finish(c, b->cblock, b->oblock, b->ok,
+				       b->crc)) {
 			c->n.writebacks++;
 			cleaned++;
 		}
@@ -487,23 +492,30 @@ void tac_wb_stop(struct tac_cache *c)
 /*
  * 'flush' (and leaving write-back): clean every dirty block and commit.
  * Returns 0 when nothing is dirty, -EINTR if a signal came first (the
- * cleaning goes on), -EIO if the cache failed with dirty blocks left.
+ * cleaning goes on), -EIO if the cache failed or an origin write of the
+ * cleaner failed with dirty blocks left (the cleaner keeps trying; the
+ * message returns rather than hold the table while the origin fails).
  */
 int tac_wb_flush(struct tac_cache *c)
 {
+	u64 failed;
 	u32 dirty;
 	int r;
 
 	spin_lock_irq(&c->lock);
 	c->flush_wanted = true;
+	failed = c->clean_failed;
 	spin_unlock_irq(&c->lock);
 	tac_wb_kick(c);
 
 	r = wait_event_interruptible(c->clean_wait, ({
+		bool origin_failed;
+
 		spin_lock_irq(&c->lock);
 		dirty = __tac_nr_dirty(c);
+		origin_failed = c->clean_failed != failed;
 		spin_unlock_irq(&c->lock);
-		!dirty || READ_ONCE(c->health) == TAC_FAIL ||
+		!dirty || origin_failed || READ_ONCE(c->health) == TAC_FAIL ||
 		READ_ONCE(c->cleaner_stopped);
 	}));
 	if (r)

@@ -81,6 +81,7 @@ struct tac_md {
 	u32 extent_blocks;		/* extent size of those records */
 	bool was_clean;			/* last shutdown was clean */
 	bool formatted;			/* formatted by this constructor */
+	bool rewrite;			/* load: rewrite every map page */
 };
 
 /*
@@ -192,6 +193,8 @@ struct tac_cache {
 	u16 *crc;			/* per unit: see TAC_CRC_UNKNOWN */
 	u32 *wtrack;			/* origin writes in flight, hashed */
 	struct bio_list parked[TAC_PARK_SIZE];	/* bios waiting for a block */
+	u32 errors;			/* cache errors since health was ok */
+	u64 clean_failed;		/* origin writes of the cleaner failed */
 	u32 cache_inflight;		/* cache I/Os in flight */
 	u32 bg_inflight;		/* fills not tied to a user bio */
 	struct tac_counters n;
@@ -244,7 +247,6 @@ struct tac_bio {
 	u32 park_cb;			/* PARKED: the block waited for */
 	u8 route;
 	u8 next;			/* PARKED: what to do once woken */
-	bool dirty;			/* HIT: of a dirty block */
 	bool was_clean;			/* WB: the block was clean before */
 	bool admitted;			/* WB, FANOUT: reserved by this write */
 	bool cache_failed;		/* FANOUT: the cache's copy failed */
@@ -297,6 +299,7 @@ bool __tac_is_dirty(struct tac_cache *c, u32 cb);
 bool __tac_try_share(struct tac_cache *c, u32 cb);
 bool __tac_try_own(struct tac_cache *c, u32 cb);
 bool __tac_cache_writable(struct tac_cache *c, u32 cb, bool dirty);
+bool __tac_wait_cleaner(struct tac_cache *c, u32 cb);
 void __tac_make_dirty(struct tac_cache *c, u32 cb);
 void __tac_write_done(struct tac_cache *c, u32 cb);
 bool __tac_entry_dirty(struct tac_cache *c, u32 cb, bool dirty);
@@ -304,10 +307,11 @@ void __tac_park(struct tac_cache *c, u32 cb, struct bio *bio);
 void __tac_defer(struct tac_cache *c, struct bio *bio);
 void __tac_unshare(struct tac_cache *c, u32 cb);
 void __tac_disown(struct tac_cache *c, u32 cb);
-bool __tac_clean_start(struct tac_cache *c, u32 cb);
+bool __tac_clean_start(struct tac_cache *c, u32 cb, u64 oblock);
 void __tac_clean_read_done(struct tac_cache *c, u32 cb, bool write);
 void __tac_clean_write_done(struct tac_cache *c, u32 cb);
-bool __tac_clean_finish(struct tac_cache *c, u32 cb, bool ok, const u16 *crc);
+bool __tac_clean_finish(struct tac_cache *c, u32 cb, u64 oblock, bool ok,
+			const u16 *crc);
 void __tac_invalidate(struct tac_cache *c, u32 cb);
 void __tac_set_clean(struct tac_cache *c, u32 cb);
 bool __tac_may_fill(struct tac_cache *c, u64 oblock);
