@@ -39,10 +39,14 @@ enum { PARKED_READ, PARKED_WRITE, PARKED_DISCARD };
 /* ------------------------------------------------------------------ */
 /* Splits */
 
-/* A split's remainder comes back to map(): don't classify it twice. */
+/*
+ * A split's remainder comes back to map(): it is the same request, so it
+ * is not classified again and keeps the request's stream verdict.
+ */
 struct tac_split_mark {
 	struct dm_target *ti;
 	sector_t sector;
+	bool stream;
 };
 
 static DEFINE_PER_CPU(struct tac_split_mark, tac_split_mark);
@@ -57,19 +61,86 @@ static void tac_split(struct dm_target *ti, struct bio *bio, sector_t sectors)
 	m = get_cpu_ptr(&tac_split_mark);
 	m->ti = ti;
 	m->sector = bio->bi_iter.bi_sector + sectors;
+	m->stream = tac_pb(bio)->stream;
 	put_cpu_ptr(&tac_split_mark);
 	dm_accept_partial_bio(bio, sectors);
 }
 
-static bool tac_is_remainder(struct dm_target *ti, struct bio *bio)
+/* Is @bio the remainder of a split?  Then *@stream is the request's. */
+static bool tac_is_remainder(struct dm_target *ti, struct bio *bio,
+			     bool *stream)
 {
 	struct tac_split_mark *m = get_cpu_ptr(&tac_split_mark);
 	bool r = m->ti == ti && m->sector == bio->bi_iter.bi_sector;
 
-	if (r)
+	if (r) {
 		m->ti = NULL;
+		*stream = m->stream;
+	}
 	put_cpu_ptr(&tac_split_mark);
 	return r;
+}
+
+/*
+ * Sequential streams (TAC's premise: a disk serves them cheaply, so
+ * caching them gains little, and splitting them around cached blocks
+ * costs a rotation per piece).  A request continuing a recent request's
+ * end extends that stream; one that continues none starts a new one in
+ * place of the oldest.  Is the request part of a stream of at least
+ * sequential_cutoff_kb?  A single request that large is one by itself.
+ * Reads and writes are tracked apart.  Caller holds c->lock.
+ */
+static bool __tac_stream(struct tac_cache *c, struct bio *bio, bool write)
+{
+	struct tac_stream *st = c->streams[write], *s = NULL;
+	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	u64 cutoff = (u64)c->tun.sequential_cutoff_kb << 1;
+	int i, oldest = 0;
+
+	for (i = 0; i < TAC_STREAMS; i++) {
+		if (st[i].end == start && st[i].sectors) {
+			s = &st[i];
+			break;
+		}
+		if (time_before(st[i].last, st[oldest].last))
+			oldest = i;
+	}
+	if (!s) {
+		s = &st[oldest];
+		s->sectors = 0;
+	}
+	s->end = end;
+	s->sectors += end - start;
+	s->last = jiffies;
+	return cutoff && s->sectors >= cutoff;
+}
+
+/* Classify @bio once per request (map only); sets pb->stream. */
+static void __tac_classify(struct dm_target *ti, struct tac_cache *c,
+			   struct bio *bio, bool write)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	sector_t start = bio->bi_iter.bi_sector;
+	u64 b0 = start >> c->block_shift;
+	u64 bl = (bio_end_sector(bio) - 1) >> c->block_shift;
+	enum tac_class class;
+
+	if (!ti || tac_is_remainder(ti, bio, &pb->stream))
+		return;
+	class = c->policy->ops->request(c->policy, to_oblock(b0),
+					bl - b0 + 1, write);
+	if (!write)
+		c->last_class = class;
+	pb->stream = __tac_stream(c, bio, write);
+	/*
+	 * In write-back, a stream of small writes (a log) is what the cache
+	 * is for; only requests as large as the cutoff by themselves, and
+	 * not FUA, go around it.
+	 */
+	if (write && c->mode == TAC_MODE_WRITEBACK &&
+	    ((u64)bio_sectors(bio) < (u64)c->tun.sequential_cutoff_kb << 1 ||
+	     (bio->bi_opf & REQ_FUA)))
+		pb->stream = false;
 }
 
 /* Keep @bio to its first block (it may wait for that one alone). */
@@ -697,15 +768,18 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 	u64 b;
 
 	spin_lock_irq(&c->lock);
-	if (ti && !tac_is_remainder(ti, bio))
-		c->last_class = c->policy->ops->request(c->policy,
-							to_oblock(b0),
-							bl - b0 + 1, false);
+	__tac_classify(ti, c, bio, false);
 	c->last_io = jiffies;
 	st = __tac_lookup(c, b0, &cb);
 	if (st == LK_VALID)
 		dirty = __tac_is_dirty(c, cb);
-	if (st == LK_VALID && (dirty || c->mode != TAC_MODE_PASSTHROUGH)) {
+	/*
+	 * A stream reads clean blocks from the origin with the rest: the
+	 * disk serves it in one piece.  Only dirty blocks must come from the
+	 * cache.
+	 */
+	if (st == LK_VALID &&
+	    (dirty || (c->mode != TAC_MODE_PASSTHROUGH && !pb->stream))) {
 		if (!__tac_try_share(c, cb)) {
 			if (dirty) {
 				/* The only copy is being written: wait. */
@@ -749,10 +823,11 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 	}
 
 miss:
-	/* The run of blocks not readable from the cache: one origin bio. */
+	/* The run of blocks to read from the origin: one origin bio. */
 	for (b = b0 + 1; b <= bl; b++)
 		if (__tac_lookup(c, b, &cb) == LK_VALID &&
-		    (c->mode != TAC_MODE_PASSTHROUGH || __tac_is_dirty(c, cb)))
+		    ((c->mode != TAC_MODE_PASSTHROUGH && !pb->stream) ||
+		     __tac_is_dirty(c, cb)))
 			break;
 	if (b <= bl) {
 		tac_split(ti, bio, (b << c->block_shift) - start);
@@ -761,9 +836,20 @@ miss:
 	c->n.read_misses += b - b0;
 	if (c->last_class == TAC_RANDOM)
 		c->n.random_read_misses += b - b0;
+	if (pb->stream && c->mode != TAC_MODE_PASSTHROUGH) {
+		u64 i;
 
-	/* Promotions, for at most cap blocks from the start of the run. */
-	if (c->mode != TAC_MODE_PASSTHROUGH) {
+		for (i = b0; i < b; i++)
+			if (__tac_lookup(c, i, &cb) == LK_NONE)
+				c->n.bypassed++;
+	}
+
+	/*
+	 * Promotions, for at most cap blocks from the start of the run; a
+	 * stream promotes nothing (TAC: what a scan reads is not worth a
+	 * place; it must not take the free space a hot set is about to need).
+	 */
+	if (c->mode != TAC_MODE_PASSTHROUGH && !pb->stream) {
 		u64 last = min(b, b0 + cap);
 
 		for (b = b0; b < last; b++)
@@ -964,8 +1050,10 @@ static u64 __tac_origin_run(struct dm_target *ti, struct tac_cache *c,
 			    struct bio *bio, u64 b0, u64 bl)
 {
 	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
-	bool caching = c->mode == TAC_MODE_WRITEBACK ||
-		       c->mode == TAC_MODE_WRITETHROUGH;
+	/* A stream drops the cached copies it writes over (one piece). */
+	bool caching = (c->mode == TAC_MODE_WRITEBACK ||
+			c->mode == TAC_MODE_WRITETHROUGH) &&
+		       !tac_pb(bio)->stream;
 	enum tac_lookup st;
 	u64 b;
 	u32 cb;
@@ -1006,16 +1094,15 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 	u32 cb;
 
 	spin_lock_irq(&c->lock);
-	if (ti && !tac_is_remainder(ti, bio))
-		c->policy->ops->request(c->policy, to_oblock(b0), bl - b0 + 1,
-					true);
+	__tac_classify(ti, c, bio, true);
 	c->last_io = jiffies;
 	st = __tac_lookup(c, b0, &cb);
 	if (st != LK_NONE)
 		dirty = __tac_is_dirty(c, cb);
 
-	if (dirty || (st == LK_VALID && (c->mode == TAC_MODE_WRITEBACK ||
-					 c->mode == TAC_MODE_WRITETHROUGH) &&
+	if (dirty || (st == LK_VALID && !pb->stream &&
+		      (c->mode == TAC_MODE_WRITEBACK ||
+		       c->mode == TAC_MODE_WRITETHROUGH) &&
 		      __tac_cache_writable(c, cb, false))) {
 		/* A cached block takes the write: it must be ours alone. */
 		tac_first_block_only(ti, c, bio);
@@ -1048,7 +1135,8 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 		return tac_copy_start(c, bio, false);
 	}
 
-	if (st == LK_NONE && tac_whole_block(c, b0, start, end) &&
+	if (st == LK_NONE && !pb->stream &&
+	    tac_whole_block(c, b0, start, end) &&
 	    (c->mode == TAC_MODE_WRITEBACK ||
 	     c->mode == TAC_MODE_WRITETHROUGH) &&
 	    __tac_reserve(c, b0, &cb)) {

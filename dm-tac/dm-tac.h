@@ -97,6 +97,7 @@ struct tac_tunables {
 	u32 cleaner_inflight;		/* origin writes the cleaner has out */
 	u32 clean_idle_ms;		/* idle this long: clean toward 0 */
 	u32 commit_interval;		/* ms between metadata commits */
+	u32 sequential_cutoff_kb;	/* streams this long bypass the cache */
 	bool no_discard_passdown;
 	bool discard_dirty;		/* constructor: drop damaged metadata */
 	u32 given;			/* bit per option given or set */
@@ -118,6 +119,15 @@ struct tac_tunables {
 #define CB_CLEANER_IO	0x2000U		/* the cleaner's origin write in flight */
 #define CB_DISK_DIRTY	0x4000U		/* its on-disk entry may say dirty */
 #define CB_CLEAN_WRITTEN 0x8000U	/* a commit wrote it not dirty */
+
+/* Recent sequential streams, per direction (dm-tac-io.c). */
+#define TAC_STREAMS	16
+
+struct tac_stream {
+	sector_t end;			/* where the next request would start */
+	u64 sectors;			/* length so far */
+	unsigned long last;		/* jiffies of its last request */
+};
 
 /* Origin writes and discards in flight, hashed by origin block. */
 #define TAC_WTRACK_BITS	14
@@ -198,6 +208,7 @@ struct tac_cache {
 	u32 cache_inflight;		/* cache I/Os in flight */
 	u32 bg_inflight;		/* fills not tied to a user bio */
 	struct tac_counters n;
+	struct tac_stream streams[2][TAC_STREAMS];	/* reads, writes */
 	struct bio_list deferred;	/* bios for the worker */
 	struct list_head fills;		/* fills for the worker */
 
@@ -250,6 +261,7 @@ struct tac_bio {
 	bool was_clean;			/* WB: the block was clean before */
 	bool admitted;			/* WB, FANOUT: reserved by this write */
 	bool cache_failed;		/* FANOUT: the cache's copy failed */
+	bool stream;			/* part of a long sequential stream */
 	blk_status_t status;		/* FANOUT: the origin's */
 	atomic_t pending;		/* FANOUT: our bios in flight */
 	struct bio *copy;		/* WB, FANOUT, VERIFY: our pages */

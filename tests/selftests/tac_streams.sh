@@ -1,0 +1,121 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Sequential streams reach the origin in one piece, whatever is cached.
+# A region holds a cached block every fourth block; a stream of 1 MiB
+# reads over it must cost the origin as many requests as the same reads
+# on the origin alone (not one per uncached run), read nothing from the
+# cache, promote nothing, and return the right data; dirty blocks still
+# come from the cache.  A stream of 1 MiB write-through writes likewise
+# reaches the origin in one piece and drops the cached copies it covers.
+# sequential_cutoff_kb 0 turns streams off: the old per-block split.
+
+. "$(dirname "$0")/lib.sh"
+require dmsetup losetup fio
+
+scratch_dev origin 64 || ksft_skip "no loop devices"
+scratch_dev cache 16
+dev=/dev/mapper/tacst
+
+# /sys/block/*/stat: 1 reads completed, 5 writes completed
+reads() { awk '{ print $1 }' "/sys/block/$(basename "$1")/stat"; }
+writes() { awk '{ print $5 }' "/sys/block/$(basename "$1")/stat"; }
+wait_promotions() {
+	local i
+	for i in $(seq 100); do
+		[ "$(tac_field tacst 8)" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+dd if=/dev/urandom of="$origin" bs=1M count=64 oflag=direct status=none
+tac_create tacst "$origin" "$cache" 8 mode writethrough ||
+	ksft_skip "cannot create the device"
+
+# Cache every fourth 4 KiB block of the first 16 MiB (1024 blocks).
+cache_scattered() {
+	local b
+	for b in $(seq 0 4 4095); do
+		echo "$b"
+	done | while read -r b; do
+		dd if="$dev" of=/dev/null bs=4k skip="$b" count=1 iflag=direct \
+			status=none
+	done
+}
+cache_scattered
+wait_promotions 1024
+check_eq "1024 scattered blocks cached" 1024 "$(tac_field tacst 8)"
+
+# The same stream on the origin alone, for the number of requests.
+r0=$(reads "$origin")
+dd if="$origin" of=/dev/null bs=1M count=16 iflag=direct status=none
+bare=$(( $(reads "$origin") - r0 ))
+
+dmsetup message tacst 0 reset_stats
+r0=$(reads "$origin")
+c0=$(reads "$cache")
+got=$(dd if="$dev" bs=1M count=16 iflag=direct status=none | md5sum)
+through=$(( $(reads "$origin") - r0 ))
+diag "16 x 1 MiB reads: $bare origin requests alone, $through through dm-tac"
+check_le "a stream over scattered cached blocks costs the origin no more requests than alone" \
+	"$bare" "$through"
+check_eq "...and reads nothing from the cache" "$c0" "$(reads "$cache")"
+check_eq "...and promotes nothing" 0 "$(tac_field tacst 8)"
+check_eq "...and returns the origin's data" \
+	"$(dd if="$origin" bs=1M count=16 iflag=direct status=none | md5sum)" "$got"
+check_eq "the cached blocks are still cached (hits on a random read)" 1 \
+	"$(dmsetup message tacst 0 reset_stats;
+	   dd if="$dev" of=/dev/null bs=4k skip=400 count=1 iflag=direct status=none;
+	   tac_field tacst 4)"
+
+# Dirty blocks inside a stream come from the cache.
+dmsetup message tacst 0 mode writeback
+dd if=/dev/urandom of="$_scratch/dirty" bs=4k count=4 status=none
+for i in 0 1 2 3; do
+	dd if="$_scratch/dirty" of="$dev" bs=4k skip="$i" seek=$((1000 + i * 40)) \
+		count=1 oflag=direct status=none
+done
+check_eq "four cached blocks made dirty" 4 "$(tac_field tacst 3)"
+dd if="$dev" of="$_scratch/read" bs=1M count=16 iflag=direct status=none
+ok=1
+for i in 0 1 2 3; do
+	cmp -s <(dd if="$_scratch/dirty" bs=4k skip="$i" count=1 status=none) \
+	       <(dd if="$_scratch/read" bs=4k skip=$((1000 + i * 40)) count=1 status=none) ||
+		ok=0
+done
+check_eq "a stream returns the dirty blocks' data, from the cache" 1 "$ok"
+check_cmd "flush" dmsetup message tacst 0 flush
+dmsetup message tacst 0 mode writethrough
+
+# A write-through stream over cached blocks: one piece, copies dropped.
+w0=$(writes "$origin")
+dd if="$_scratch/read" of="$origin" bs=1M count=16 oflag=direct status=none
+bare=$(( $(writes "$origin") - w0 ))
+cached=$(tac_field tacst 2 | cut -d/ -f1)
+dmsetup message tacst 0 reset_stats
+dd if=/dev/urandom of="$_scratch/new" bs=1M count=16 status=none
+w0=$(writes "$origin")
+dd if="$_scratch/new" of="$dev" bs=1M count=16 oflag=direct status=none
+through=$(( $(writes "$origin") - w0 ))
+diag "16 x 1 MiB writes: $bare origin requests alone, $through through dm-tac; $cached blocks were cached"
+check_le "a write-through stream over cached blocks reaches the origin in one piece" \
+	"$bare" "$through"
+check_ge "...dropping the cached copies it covers" 1000 "$(tac_field tacst 15)"
+check_eq "...and the origin holds it" "$(md5sum <"$_scratch/new")" \
+	"$(dd if="$origin" bs=1M count=16 iflag=direct status=none | md5sum)"
+check_eq "...and it reads back through the target" "$(md5sum <"$_scratch/new")" \
+	"$(dd if="$dev" bs=1M count=16 iflag=direct status=none | md5sum)"
+
+# sequential_cutoff_kb 0: no streams, reads split around cached blocks.
+dmsetup message tacst 0 set sequential_cutoff_kb 0
+cache_scattered
+dmsetup message tacst 0 reset_stats
+r0=$(reads "$origin")
+dd if="$dev" of=/dev/null bs=1M count=16 iflag=direct status=none
+split=$(( $(reads "$origin") - r0 ))
+diag "with sequential_cutoff_kb 0: $split origin requests, $(tac_field tacst 4) hits"
+check_ge "sequential_cutoff_kb 0 serves cached blocks from the cache (hits)" 900 \
+	"$(tac_field tacst 4)"
+
+tap_done
