@@ -102,7 +102,7 @@ bench:
 HDDSIM_KO = tests/hddsim/build/$(KREL)/dm-hddsim.ko
 hddsim:
 	@mkdir -p tests/hddsim/build/$(KREL)
-	@cp tests/hddsim/dm-hddsim.c tests/hddsim/Kbuild tests/hddsim/build/$(KREL)/
+	@cp -p tests/hddsim/dm-hddsim.c tests/hddsim/Kbuild tests/hddsim/build/$(KREL)/
 	$(MAKE) -C $(KDIR) M=$(TOP)/tests/hddsim/build/$(KREL) modules
 
 # Write-back vs write-through vs the origin alone, write-heavy.
