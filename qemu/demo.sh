@@ -17,7 +17,7 @@
 #
 # Under TCG every exec costs seconds (fio links 64 libraries), so the
 # three contenders are one fio run, one group of jobs each, one after the
-# other; the status snapshots are taken by fio's exec_prerun/exec_postrun.
+# other, and fio takes the status snapshots (exec_postrun).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 FIELDS=$top/dm-tac/status-fields	# the status fields' names
@@ -40,6 +40,10 @@ step() {
 	printf '[%3d.%ds] %s\n' $((t / 10)) $((t % 10)) "$*"
 }
 
+if [ "$WARMUP" -lt 1 ] || [ "$MEASURE" -lt 1 ]; then
+	say "WARMUP and MEASURE are whole seconds, at least 1" >&2
+	exit 2
+fi
 if [ ! -d /sys/module/dm_hddsim ]; then
 	say "dm-hddsim.ko is not loaded: run 'make demo'" >&2
 	exit 1
@@ -117,11 +121,12 @@ say "         a cache gets ${WARMUP}s of this load as warm-up, then ${MEASURE}s 
 say "         the disk alone is measured ${MEASURE}s"
 say ""
 
-# add_jobs NAME DEV RAMP [STATUS_DEV]: the fio jobs of one contender; with
-# STATUS_DEV, its status at the end of the warm-up (NAME.s0, taken RAMP
-# seconds after the db job starts) and of the run (NAME-db.postrun.txt).
-# fio runs exec_prerun and exec_postrun with system(), adding
-# "> <job>.<pre|post>run.txt 2>&1", in its current directory.
+# add_jobs NAME DEV RAMP [STATUS_DEV]: the fio jobs of one contender.
+# With STATUS_DEV, its status at the end of the warm-up and of the run:
+# fio runs exec_postrun with system(), adding "> <job>.postrun.txt 2>&1"
+# (in its current directory), when the job ends: the db job's is the end
+# of the run (NAME-db.postrun.txt), and a job that does nothing for RAMP
+# seconds beside it gives the end of the warm-up (NAME-mark.postrun.txt).
 args=()
 add_jobs() {
 	local name=$1 dev=$2 ramp=$3 first=${#args[@]}
@@ -129,9 +134,12 @@ add_jobs() {
 	       --rw=randread --bs=8k --iodepth=8 --size="${DB_MB}M"
 	       --random_distribution=zipf:1.1 --norandommap)
 	[ "$first" = 0 ] || args+=(--stonewall)	# after the one before
-	[ -z "${4:-}" ] ||
-		args+=(--exec_prerun="(sleep $ramp; dmsetup status $4 >$work/$name.s0) &"
+	if [ -n "${4:-}" ]; then
+		args+=(--exec_postrun="dmsetup status $4"
+		       --name="$name-mark" --ioengine=null --size=1M
+		       --rate_iops=1 --runtime="$ramp"
 		       --exec_postrun="dmsetup status $4")
+	fi
 	args+=(--name="$name-scan" --filename="$dev" --ramp_time="$ramp"
 	       --rw=read --bs=256k --iodepth=1 --offset="${DB_MB}M"
 	       --size="${SCAN_MB}M")
@@ -159,8 +167,9 @@ say ""
 declare -A iops p50 p99 mbs kib
 contenders=()
 while IFS=';' read -ra f; do
-	[ "${f[0]}" = 3 ] || continue	# exec_prerun/postrun notes
+	[ "${f[0]}" = 3 ] || continue	# exec_postrun's notes
 	c=${f[2]%-*}
+	[ "${f[2]}" != "$c-mark" ] || continue
 	if [ "${f[2]}" = "$c-scan" ]; then
 		mbs[$c]=$((f[6] * 1024 / 100000))	# tenths of MB/s
 		kib[$c]=${f[5]}
@@ -190,7 +199,7 @@ load_status() {
 		arr[$name]=${w[pos[$name] + 2]:-?}	# after "<start> <len> tac"
 	done
 }
-load_status tac0 "$work/tac.s0"
+load_status tac0 "$work/tac-mark.postrun.txt"
 load_status tac1 "$work/tac-db.postrun.txt"
 # delta VAR NAME: VAR = the field's growth over the measured seconds
 delta() { printf -v "$1" '%d' $((tac1[$2] - tac0[$2])); }
@@ -223,21 +232,21 @@ delta pro promotions
 pct rr "$rh" "$rm"
 pct ar "$ah" "$am"
 
-# dm-cache's status counts bios: <#read hits> <#read misses> are its
-# words 8 and 9.
-declare -A hit=([hdd]=- [tac]="$rr (random reads)")
+# dm-cache's status counts bios (split at its 32 KiB blocks): <#read hits>
+# <#read misses> are its words 8 and 9.
+declare -A hit=([hdd]=- [tac]="$rr random, $ar all")
 declare -A what=([hdd]="disk alone (hddsim)" [tac]="dm-tac writethrough"
 		 [dmcache]="dm-cache smq writethrough")
 if [ $have_dmcache = 1 ]; then
-	read -ra a <"$work/dmcache.s0"
+	read -ra a <"$work/dmcache-mark.postrun.txt"
 	read -ra b <"$work/dmcache-db.postrun.txt"
 	pct dr $((b[7] - a[7])) $((b[8] - a[8]))
-	hit[dmcache]="$dr (all reads)"
+	hit[dmcache]="$dr all (bios)"
 fi
 
 say "Results over the ${MEASURE}s measured (db: the database's reads; scan: the report query's):"
 printf '  %-26s %8s %7s %7s %7s %9s  %s\n' "" "db IOPS" "x disk" "p50 ms" \
-	"p99 ms" "scan MB/s" "read hit ratio"
+	"p99 ms" "scan MB/s" "read hits"
 base=${iops[hdd]}
 for c in "${contenders[@]}"; do
 	x=$((iops[$c] * 100 / (base > 0 ? base : 1)))
