@@ -103,8 +103,9 @@ say ""
 say "dm-tac demo: a database's random reads while a report query scans the disk"
 say ""
 read -r release </proc/sys/kernel/osrelease
+read -r online </sys/devices/system/cpu/online	# "0-1"
 say "Every number below is measured now, in this VM: kernel $release,"
-say "$(nproc) vCPUs, $virt."
+say "$((${online#*-} + 1)) vCPUs, $virt."
 say "  disk   dm-hddsim (tests/hddsim), a 7200 rpm hard disk model of $ORIGIN_MB MiB: seek,"
 say "         half a turn and transfer per request, one at a time, over a RAM disk"
 say "  cache  a RAM disk of $((META_MB + CACHE_MB)) MiB for each cache:"
@@ -151,7 +152,7 @@ add_jobs tac "$demo_node" "$WARMUP" demo
 step "fio: the disk alone, dm-tac$([ $have_dmcache = 0 ] || echo ', dm-cache'), one after the other ($((MEASURE + (1 + have_dmcache) * (WARMUP + MEASURE)))s of load)"
 # In $work: exec_prerun and exec_postrun leave their output there.
 (cd "$work" && fio --minimal --terse-version=3 --percentile_list=50:99 \
-	--direct=1 --ioengine=libaio --time_based --runtime="$MEASURE" \
+	--thread --direct=1 --ioengine=libaio --time_based --runtime="$MEASURE" \
 	"${args[@]}" >"$work/fio.out")
 heat=$(dmsetup message demo 0 heat 5)
 tactable=$(dmsetup table demo)
