@@ -12,8 +12,8 @@
 # same load, cache size and warm-up.  Then what dm-tac's status says
 # about it, its fields named from dm-tac/status-fields.  Every number is
 # measured in this VM, in this run.  The sizes and times below can be
-# changed from the environment; the defaults keep the VM's whole run
-# (boot included) near a minute under TCG.
+# changed from the environment; the defaults make 26 s of load, and the
+# README shows a run with its times.
 #
 # Under TCG every exec costs seconds (fio links 64 libraries), so the
 # three contenders are one fio run, one group of jobs each, one after the
