@@ -150,7 +150,7 @@ add_jobs tac "$demo_node" "$WARMUP" demo
 [ $have_dmcache = 0 ] ||
 	add_jobs dmcache "$demo_dmcache_node" "$WARMUP" demo-dmcache
 step "fio: the disk alone, dm-tac$([ $have_dmcache = 0 ] || echo ', dm-cache'), one after the other ($((MEASURE + (1 + have_dmcache) * (WARMUP + MEASURE)))s of load)"
-# In $work: exec_prerun and exec_postrun leave their output there.
+# In $work: exec_postrun leaves its output there.
 (cd "$work" && fio --minimal --terse-version=3 --percentile_list=50:99 \
 	--thread --direct=1 --ioengine=libaio --time_based --runtime="$MEASURE" \
 	"${args[@]}" >"$work/fio.out")
