@@ -5,7 +5,7 @@
 #   make                 build dm-tac/dm-tac.ko for KDIR (see below)
 #   make KVER=6.12       build for another installed kernel
 #   make deps            install everything the tests and the demo need
-#   make demo            boot a VM, create a dm-tac device, run fio, show status
+#   make demo            boot a VM: the disk model alone, dm-tac, dm-cache
 #   make check           unit tests, qemu/vm's own tests, VM selftests on
 #                        6.1 and 6.12, and the crash tests at CI size
 #   make check-crash     the crash tests of write-back at full size
@@ -83,8 +83,13 @@ check-unit:
 check-vm: deps
 	@bash tests/check.sh vm:$(or $(KVER),6.1)
 
+# The disk alone, dm-tac and dm-cache on the HDD model (tests/hddsim),
+# built for the kernel as for bench-wb.
 demo: deps
-	@qemu/vm --kernel $(or $(KVER),6.1) -- qemu/demo.sh
+	@$(MAKE) -s hddsim KVER=$(or $(KVER),6.1) >/dev/null
+	@qemu/vm --kernel $(or $(KVER),6.1) \
+		--module tests/hddsim/build/$$(qemu/kernel-release $(or $(KVER),6.1))/dm-hddsim.ko \
+		-- qemu/demo.sh
 
 # dm-tac's own overhead: hit path vs dm-linear, miss path, RAM per block.
 bench-micro: deps
@@ -102,7 +107,7 @@ bench:
 HDDSIM_KO = tests/hddsim/build/$(KREL)/dm-hddsim.ko
 hddsim:
 	@mkdir -p tests/hddsim/build/$(KREL)
-	@cp tests/hddsim/dm-hddsim.c tests/hddsim/Kbuild tests/hddsim/build/$(KREL)/
+	@cp -p tests/hddsim/dm-hddsim.c tests/hddsim/Kbuild tests/hddsim/build/$(KREL)/
 	$(MAKE) -C $(KDIR) M=$(TOP)/tests/hddsim/build/$(KREL) modules
 
 # Write-back vs write-through vs the origin alone, write-heavy.

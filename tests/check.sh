@@ -8,7 +8,8 @@
 # at all.
 #
 #   tests/check.sh [PART]...
-#     unit          user-space unit tests
+#     unit          user-space unit tests, and the check that the status
+#                   field list matches the Documentation and tac_status()
 #     vmrunner      qemu/vm's KVM probe and stall watchdog, with a
 #                   stand-in QEMU (no VM)
 #     vm:KVER       VM selftests (tests/selftests) on kernel 6.1 or 6.12
@@ -160,6 +161,8 @@ for part in "${parts[@]}"; do
 	unit)
 		host_part unit "unit tests" \
 			make -s --no-print-directory -C tests/unit check
+		host_part status-fields "status field list (dm-tac/status-fields)" \
+			bash tests/status-fields/run.sh
 		;;
 	vmrunner)
 		host_part vmrunner "qemu/vm tests (stand-in QEMU, no VM)" \

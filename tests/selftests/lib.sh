@@ -6,7 +6,7 @@
 #
 #   . "$(dirname "$0")/lib.sh"
 #   scratch_dev origin 64                 # $origin: a 64 MiB loop device
-#   check_eq "status mode" passthrough "$(tac_field tac0 12)"
+#   check_eq "status mode" passthrough "$(tac_stat tac0 mode)"
 #   tap_done
 #
 # Tests run inside the VM (qemu/vm), as root, with dm-mod and dm-tac loaded.
@@ -172,6 +172,53 @@ tac_create() {
 # "<start> <len> tac" prefix.
 tac_field() {
 	dmsetup status "$1" | awk -v n="$2" '{ print $(n + 3) }'
+}
+
+# tac_stat NAME FIELD...: the INFO status fields of device NAME called
+# FIELD, by the names of dm-tac/status-fields (the one list of them, which
+# the Documentation and the kernel are checked against), separated by
+# spaces.  One part of a field like used/total is asked for by its part's
+# name: "used", "total".  An unknown name prints nothing and fails.
+TAC_STATUS_FIELDS=$TOP/dm-tac/status-fields
+tac_stat() {
+	local dev=$1
+	shift
+	dmsetup status "$dev" | awk -v list="$TAC_STATUS_FIELDS" -v names="$*" '
+	BEGIN {
+		while ((getline line < list) > 0) {
+			if (line ~ /^#/ || split(line, w) != 2)
+				continue
+			pos[w[2]] = w[1]
+			part[w[2]] = 0
+			k = split(w[2], p, "/")
+			for (i = 1; k > 1 && i <= k; i++) {
+				pos[p[i]] = w[1]
+				part[p[i]] = i
+			}
+		}
+		n = split(names, want, " ")
+		for (i = 1; i <= n; i++) {
+			if (!(want[i] in pos)) {
+				printf "tac_stat: no status field \"%s\" in %s\n",
+					want[i], list > "/dev/stderr"
+				bad = 1
+			}
+		}
+		if (n == 0 || bad)
+			exit 1
+	}
+	{
+		out = ""
+		for (i = 1; i <= n; i++) {
+			v = $(pos[want[i]] + 3)
+			if (part[want[i]]) {
+				split(v, q, "/")
+				v = q[part[want[i]]]
+			}
+			out = out (i > 1 ? " " : "") v
+		}
+		print out
+	}'
 }
 
 # ------------------------------------------------------------------

@@ -82,7 +82,7 @@ check_eq "the image reads back through the target" "$want" \
 	"$(dev_md5 "$dev" 0 16)"
 check_eq "no message was refused" "" "$(cat "$_scratch/messages.err")"
 check_eq "no cache error on healthy devices (checksums all match)" 0 \
-	"$(tac_field tacco 16)"
+	"$(tac_stat tacco cache_errors)"
 # Read it twice more so part of it is served from the cache.
 dmsetup message tacco 0 mode writethrough
 dd if="$dev" of=/dev/null bs=64k count=256 iflag=direct status=none
@@ -94,10 +94,10 @@ check_eq "the origin holds the image after removal" "$want" \
 
 tac_create tacco "$origin" "$cache" 32 mode writethrough
 check_ge "the re-created cache starts warm" 1 \
-	"$(tac_field tacco 2 | cut -d/ -f1)"
+	"$(tac_stat tacco used)"
 check_eq "the image reads back through the re-created target" "$want" \
 	"$(dev_md5 "$dev" 0 16)"
 check_eq "...with no cache error (the saved checksums are right)" 0 \
-	"$(tac_field tacco 16)"
+	"$(tac_stat tacco cache_errors)"
 
 tap_done
