@@ -11,6 +11,8 @@
 #   make check-crash     the crash tests of write-back at full size
 #   make check-unit      user-space unit tests (ASan/UBSan)
 #   make check-vm        VM selftests on one kernel (KVER=6.1 by default)
+#   make debug-kernel    build (once) and install a KASAN + lockdep + UBSAN
+#                        + kmemleak 6.12 kernel from Debian's linux-source
 #   make tools           user-space tools (tacsim, tracegen)
 #   make bench-sim       trace-driven policy comparison
 #   make bench-micro     dm-tac's overhead against dm-linear, RAM per block
@@ -39,7 +41,7 @@ ifndef KDIR
 endif
 KREL := $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 
-.PHONY: all module clean deps check check-crash check-unit check-vm demo tools bench-sim bench-micro bench-wb hddsim bench
+.PHONY: all module clean deps check check-crash check-unit check-vm debug-kernel demo tools bench-sim bench-micro bench-wb hddsim bench
 
 all: module
 
@@ -82,6 +84,14 @@ check-unit:
 # VM selftests on one kernel (KVER, default 6.1); TESTS= picks some.
 check-vm: deps
 	@bash tests/check.sh vm:$(or $(KVER),6.1)
+
+# dm-tac under the kernel's own checkers: Debian's linux-source-6.12 with
+# KASAN, lockdep, UBSAN, kmemleak and debug objects (qemu/debug.config),
+# built once (40 minutes on 2 cores, measured on a busy host) and cached outside the clone in
+# /var/cache/dm-tac/debug-kernel/<key>; see qemu/debug-kernel.  Not part
+# of "check": the build alone would take most of CI's time.
+debug-kernel: deps
+	@bash qemu/debug-kernel
 
 # The disk alone, dm-tac and dm-cache on the HDD model (tests/hddsim),
 # built for the kernel as for bench-wb.

@@ -18,6 +18,8 @@
 #                   SPEC+SPEC... runs them one after the other in one lane
 #   default: unit vmrunner vm:6.1 vm:6.12
 #   TESTS="tac_hits.sh ..."   only these VM selftests
+#   TAC_TEST_TIMEOUT=S        time limit of each VM selftest (default 900)
+#   VM_TIMEOUT=S              time limit of each VM (qemu/vm)
 #   SERIAL=1                  one VM at a time
 #
 # Parts run in three phases: unit tests, vmrunner and host-only crash
@@ -80,7 +82,8 @@ vm_run() {
 	mkdir -p "$rw"
 	# shellcheck disable=SC2086
 	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console-$k.log" \
-		-- tests/selftests/run_all.sh -o "$rw/counts" ${TESTS:-} \
+		-- tests/selftests/run_all.sh -o "$rw/counts" \
+		${TAC_TEST_TIMEOUT:+-t $TAC_TEST_TIMEOUT} ${TESTS:-} \
 		>"$out/vm-$k.log" 2>&1
 	echo $? >"$rw.rc"
 }

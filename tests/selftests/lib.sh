@@ -238,6 +238,21 @@ slab_kb() {
 	awk '/^SUnreclaim:/ { print $2 }' /proc/meminfo
 }
 
+# kmemleak (qemu/kmemleak-tac): the debug kernel of "make check-debug" has
+# it, Debian's kernels do not.  kmemleak_on: it is there and enabled.
+# kmemleak_forget: leaks found so far (boot's, earlier tests') no longer
+# count.  kmemleak_tac: scan, print dm-tac's unreferenced objects (empty:
+# no leak).
+kmemleak_on() {
+	"$TOP/qemu/kmemleak-tac" on
+}
+kmemleak_forget() {
+	"$TOP/qemu/kmemleak-tac" forget
+}
+kmemleak_tac() {
+	"$TOP/qemu/kmemleak-tac" report dm_tac 2>/dev/null
+}
+
 # dev_md5 DEV [SKIP_MIB [COUNT_MIB]]: md5 of a device (or a range of it,
 # in MiB), read with O_DIRECT so no page cache can hide what is on disk.
 dev_md5() {
