@@ -11,6 +11,7 @@
 #   make check-crash     the crash tests of write-back at full size
 #   make check-unit      user-space unit tests (ASan/UBSan)
 #   make check-vm        VM selftests on one kernel (KVER=6.1 by default)
+#   make check-torture   tac_torture.sh alone, 2 CPUs (KVER, TORTURE_SECONDS)
 #   make tools           user-space tools (tacsim, tracegen)
 #   make bench-sim       trace-driven policy comparison
 #   make bench-micro     dm-tac's overhead against dm-linear, RAM per block
@@ -39,7 +40,7 @@ ifndef KDIR
 endif
 KREL := $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 
-.PHONY: all module clean deps check check-crash check-unit check-vm demo tools bench-sim bench-micro bench-wb hddsim bench
+.PHONY: all module clean deps check check-crash check-unit check-vm check-torture demo tools bench-sim bench-micro bench-wb hddsim bench
 
 all: module
 
@@ -81,6 +82,19 @@ check-unit:
 # VM selftests on one kernel (KVER, default 6.1); TESTS= picks some.
 check-vm: deps
 	@bash tests/check.sh vm:$(or $(KVER),6.1)
+
+# The torture test alone, with 2 CPUs: TORTURE_SECONDS of random load
+# (default 90) shared by its scenarios; from 400 on they are repeated.
+TORTURE_SECONDS ?= 90
+check-torture: deps
+	@$(MAKE) -s -C tests/torture
+	@mkdir -p out/torture
+	@qemu/vm --kernel $(or $(KVER),6.1) --cpus 2 \
+		--timeout $$((3 * $(TORTURE_SECONDS) + 1500)) \
+		--rwdir out/torture --log out/torture/console.log -- \
+		env TORTURE_SECONDS=$(TORTURE_SECONDS) \
+		tests/selftests/run_all.sh -t $$((3 * $(TORTURE_SECONDS) + 1200)) \
+		tac_torture.sh
 
 demo: deps
 	@qemu/vm --kernel $(or $(KVER),6.1) -- qemu/demo.sh

@@ -154,7 +154,12 @@ for c in "${crash_host[@]}"; do
 	crash_collect "$c"
 done
 
-# Build every kernel's module first: builds share dm-tac/.
+# Build every kernel's module first: builds share dm-tac/.  And the C
+# tools the VM selftests run (tests/torture).
+if [ ${#vms[@]} -gt 0 ]; then
+	make -s -C tests/torture >/dev/null 2>&1 ||
+		broken+=("building tests/torture failed")
+fi
 for k in $(printf '%s\n' "${vms[@]}" "${crash_vm[@]}" | tr + '\n' |
 	   sed -E 's/^[a-z]+:([^:]+).*/\1/' | sort -u); do
 	make -s -C "$top" module KVER="$k" >/dev/null 2>&1 ||
