@@ -60,14 +60,16 @@ clean:
 deps:
 	@bash qemu/deps
 
-# Everything: unit tests, the VM selftests on both LTS kernels, then the
-# crash tests of write-back (tests/crash/README.md) at CI size: log
-# replay and bad-metadata images on one kernel, 20 power cuts on the
-# other, side by side.
+# Everything: unit tests, the VM selftests on both LTS kernels (and
+# tac_coherence.sh of 6.1 in a VM of its own with 2 CPUs, so that its
+# races run in parallel), then the crash tests of write-back
+# (tests/crash/README.md) at CI size: log replay and bad-metadata images
+# on one kernel, 20 power cuts on the other, side by side.
 CI_CRASH := WRITES=300 MAX_STATES=600 IMAGES=200 CYCLES=20
 check: deps
-	@$(CI_CRASH) bash tests/check.sh unit vm:6.1 vm:6.12 crash:selftest \
-		crash:replay:6.1:tac+fuzz:6.1 crash:powercut:6.12:tac
+	@$(CI_CRASH) bash tests/check.sh unit vm:6.1 vm:6.12 vm2:6.1 \
+		crash:selftest crash:replay:6.1:tac+fuzz:6.1 \
+		crash:powercut:6.12:tac
 
 # The crash tests at full size, both kernels, and the stacks that are
 # broken on purpose (the tests must catch them).
