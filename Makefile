@@ -13,6 +13,7 @@
 #   make check-vm        VM selftests on one kernel (KVER=6.1 by default)
 #   make debug-kernel    build (once) and install a KASAN + lockdep + UBSAN
 #                        + kmemleak 6.12 kernel from Debian's linux-source
+#   make check-torture   tac_torture.sh alone, 2 CPUs (KVER, TORTURE_SECONDS)
 #   make tools           user-space tools (tacsim, tracegen)
 #   make bench-sim       trace-driven policy comparison
 #   make bench-micro     dm-tac's overhead against dm-linear, RAM per block
@@ -41,7 +42,7 @@ ifndef KDIR
 endif
 KREL := $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 
-.PHONY: all module clean deps check check-crash check-unit check-vm debug-kernel demo tools bench-sim bench-micro bench-wb hddsim bench
+.PHONY: all module clean deps check check-crash check-unit check-vm check-torture debug-kernel demo tools bench-sim bench-micro bench-wb hddsim bench
 
 all: module
 
@@ -62,14 +63,16 @@ deps:
 	@bash qemu/deps
 
 # Everything: unit tests and the VM runner's own (tests/vmrunner, no VM),
-# the VM selftests on both LTS kernels, then the crash tests of
-# write-back (tests/crash/README.md) at CI size: log replay and
-# bad-metadata images on one kernel, 20 power cuts on the other, side by
-# side.
+# the VM selftests on both LTS kernels (and tac_coherence.sh of 6.1 in a
+# VM of its own with 2 CPUs, so that its races run in parallel), then the
+# crash tests of write-back (tests/crash/README.md) at CI size: log replay
+# and bad-metadata images on one kernel, 20 power cuts on the other, side
+# by side.
 CI_CRASH := WRITES=300 MAX_STATES=600 IMAGES=200 CYCLES=20
 check: deps
-	@$(CI_CRASH) bash tests/check.sh unit vmrunner vm:6.1 vm:6.12 crash:selftest \
-		crash:replay:6.1:tac+fuzz:6.1 crash:powercut:6.12:tac
+	@$(CI_CRASH) bash tests/check.sh unit vmrunner vm:6.1 vm:6.12 vm2:6.1 \
+		crash:selftest crash:replay:6.1:tac+fuzz:6.1 \
+		crash:powercut:6.12:tac
 
 # The crash tests at full size, both kernels, and the stacks that are
 # broken on purpose (the tests must catch them).
@@ -84,6 +87,19 @@ check-unit:
 # VM selftests on one kernel (KVER, default 6.1); TESTS= picks some.
 check-vm: deps
 	@bash tests/check.sh vm:$(or $(KVER),6.1)
+
+# The torture test alone, with 2 CPUs: TORTURE_SECONDS of random load
+# (default 90) shared by its scenarios; from 400 on they are repeated.
+TORTURE_SECONDS ?= 90
+check-torture: deps
+	@$(MAKE) -s -C tests/torture
+	@mkdir -p out/torture
+	@qemu/vm --kernel $(or $(KVER),6.1) --cpus 2 \
+		--timeout $$((3 * $(TORTURE_SECONDS) + 1500)) \
+		--rwdir out/torture --log out/torture/console.log -- \
+		env TORTURE_SECONDS=$(TORTURE_SECONDS) \
+		tests/selftests/run_all.sh -t $$((3 * $(TORTURE_SECONDS) + 1200)) \
+		tac_torture.sh
 
 # dm-tac under the kernel's own checkers: Debian's linux-source-6.12 with
 # KASAN, lockdep, UBSAN, kmemleak and debug objects (qemu/debug.config),
