@@ -13,6 +13,7 @@
 #   make check-vm        VM selftests on one kernel (KVER=6.1 by default)
 #   make debug-kernel    build (once) and install a KASAN + lockdep + UBSAN
 #                        + kmemleak 6.12 kernel from Debian's linux-source
+#   make check-debug     check's VM and crash tests on that kernel
 #   make check-torture   tac_torture.sh alone, 2 CPUs (KVER, TORTURE_SECONDS)
 #   make tools           user-space tools (tacsim, tracegen)
 #   make bench-sim       trace-driven policy comparison
@@ -42,7 +43,7 @@ ifndef KDIR
 endif
 KREL := $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 
-.PHONY: all module clean deps check check-crash check-unit check-vm check-torture debug-kernel demo tools bench-sim bench-micro bench-wb hddsim bench
+.PHONY: all module clean deps check check-crash check-unit check-vm check-torture check-debug debug-kernel demo tools bench-sim bench-micro bench-wb hddsim bench
 
 all: module
 
@@ -108,6 +109,17 @@ check-torture: deps
 # of "check": the build alone would take most of CI's time.
 debug-kernel: deps
 	@bash qemu/debug-kernel
+
+# The VM selftests (torture included), the 2-CPU ones, then the crash tests
+# at CI size on that kernel, one VM at a time.  KASAN slows everything
+# down about threefold: the limits per test and per VM are raised.
+check-debug: deps
+	@bash qemu/debug-kernel >&2
+	@rel=$$(bash qemu/debug-kernel --release) && \
+	SERIAL=1 TAC_TEST_TIMEOUT=$${TAC_TEST_TIMEOUT:-2400} \
+	VM_TIMEOUT=$${VM_TIMEOUT:-7200} $(CI_CRASH) \
+	bash tests/check.sh vm:$$rel vm2:$$rel \
+		crash:replay:$$rel:tac+fuzz:$$rel+powercut:$$rel:tac
 
 # The disk alone, dm-tac and dm-cache on the HDD model (tests/hddsim),
 # built for the kernel as for bench-wb.

@@ -22,6 +22,7 @@
 #                   SPEC+SPEC... runs them one after the other in one lane
 #   default: unit vmrunner vm:6.1 vm:6.12
 #   TESTS="tac_hits.sh ..."   only these VM selftests
+#   TORTURE_SECONDS=N         passed on to tac_torture.sh in the VMs
 #   TAC_TEST_TIMEOUT=S        time limit of each VM selftest (default 900)
 #   VM_TIMEOUT=S              time limit of each VM (qemu/vm)
 #   SERIAL=1                  one VM at a time
@@ -94,7 +95,8 @@ vm_run() {
 	fi
 	# shellcheck disable=SC2086
 	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console-$k.log" \
-		-- tests/selftests/run_all.sh -o "$rw/counts" "${x[@]}" \
+		-- env ${TORTURE_SECONDS:+TORTURE_SECONDS=$TORTURE_SECONDS} \
+		tests/selftests/run_all.sh -o "$rw/counts" "${x[@]}" \
 		${TAC_TEST_TIMEOUT:+-t $TAC_TEST_TIMEOUT} ${TESTS:-} \
 		>"$out/vm-$k.log" 2>&1
 	echo $? >"$rw.rc"
@@ -108,7 +110,8 @@ vm2_run() {
 	mkdir -p "$rw"
 	# shellcheck disable=SC2086
 	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console2-$k.log" \
-		-- tests/selftests/run_all.sh -o "$rw/counts" \
+		-- env ${TORTURE_SECONDS:+TORTURE_SECONDS=$TORTURE_SECONDS} \
+		tests/selftests/run_all.sh -o "$rw/counts" \
 		${TAC_TEST_TIMEOUT:+-t $TAC_TEST_TIMEOUT} $VM2_TESTS \
 		>"$out/vm2-$k.log" 2>&1
 	echo $? >"$rw.rc"
