@@ -262,6 +262,9 @@ struct tac_bio {
 	bool admitted;			/* WB, FANOUT: reserved by this write */
 	bool cache_failed;		/* FANOUT: the cache's copy failed */
 	bool stream;			/* part of a long sequential stream */
+	bool fua;			/* the user's write was FUA (below us
+					 * the block layer strips the flag
+					 * for a device with no write cache) */
 	blk_status_t status;		/* FANOUT: the origin's */
 	atomic_t pending;		/* FANOUT: our bios in flight */
 	struct bio *copy;		/* WB, FANOUT, VERIFY: our pages */
