@@ -23,7 +23,7 @@ writes() { awk '{ print $5 }' "/sys/block/$(basename "$1")/stat"; }
 wait_promotions() {
 	local i
 	for i in $(seq 100); do
-		[ "$(tac_field tacst 8)" -ge "$1" ] && return 0
+		[ "$(tac_stat tacst promotions)" -ge "$1" ] && return 0
 		sleep 0.1
 	done
 	return 1
@@ -45,7 +45,7 @@ cache_scattered() {
 }
 cache_scattered
 wait_promotions 1024
-check_eq "1024 scattered blocks cached" 1024 "$(tac_field tacst 8)"
+check_eq "1024 scattered blocks cached" 1024 "$(tac_stat tacst promotions)"
 
 # The same stream on the origin alone, for the number of requests.
 r0=$(reads "$origin")
@@ -61,13 +61,13 @@ diag "16 x 1 MiB reads: $bare origin requests alone, $through through dm-tac"
 check_le "a stream over scattered cached blocks costs the origin no more requests than alone" \
 	"$bare" "$through"
 check_eq "...and reads nothing from the cache" "$c0" "$(reads "$cache")"
-check_eq "...and promotes nothing" 0 "$(tac_field tacst 8)"
+check_eq "...and promotes nothing" 0 "$(tac_stat tacst promotions)"
 check_eq "...and returns the origin's data" \
 	"$(dd if="$origin" bs=1M count=16 iflag=direct status=none | md5sum)" "$got"
 check_eq "the cached blocks are still cached (hits on a random read)" 1 \
 	"$(dmsetup message tacst 0 reset_stats;
 	   dd if="$dev" of=/dev/null bs=4k skip=400 count=1 iflag=direct status=none;
-	   tac_field tacst 4)"
+	   tac_stat tacst read_hits)"
 
 # Dirty blocks inside a stream come from the cache.
 dmsetup message tacst 0 mode writeback
@@ -76,7 +76,7 @@ for i in 0 1 2 3; do
 	dd if="$_scratch/dirty" of="$dev" bs=4k skip="$i" seek=$((1000 + i * 40)) \
 		count=1 oflag=direct status=none
 done
-check_eq "four cached blocks made dirty" 4 "$(tac_field tacst 3)"
+check_eq "four cached blocks made dirty" 4 "$(tac_stat tacst dirty_blocks)"
 dd if="$dev" of="$_scratch/read" bs=1M count=16 iflag=direct status=none
 ok=1
 for i in 0 1 2 3; do
@@ -92,7 +92,7 @@ dmsetup message tacst 0 mode writethrough
 w0=$(writes "$origin")
 dd if="$_scratch/read" of="$origin" bs=1M count=16 oflag=direct status=none
 bare=$(( $(writes "$origin") - w0 ))
-cached=$(tac_field tacst 2 | cut -d/ -f1)
+cached=$(tac_stat tacst used)
 dmsetup message tacst 0 reset_stats
 dd if=/dev/urandom of="$_scratch/new" bs=1M count=16 status=none
 w0=$(writes "$origin")
@@ -101,7 +101,7 @@ through=$(( $(writes "$origin") - w0 ))
 diag "16 x 1 MiB writes: $bare origin requests alone, $through through dm-tac; $cached blocks were cached"
 check_le "a write-through stream over cached blocks reaches the origin in one piece" \
 	"$bare" "$through"
-check_ge "...dropping the cached copies it covers" 1000 "$(tac_field tacst 15)"
+check_ge "...dropping the cached copies it covers" 1000 "$(tac_stat tacst invalidations)"
 check_eq "...and the origin holds it" "$(md5sum <"$_scratch/new")" \
 	"$(dd if="$origin" bs=1M count=16 iflag=direct status=none | md5sum)"
 check_eq "...and it reads back through the target" "$(md5sum <"$_scratch/new")" \
@@ -114,8 +114,8 @@ dmsetup message tacst 0 reset_stats
 r0=$(reads "$origin")
 dd if="$dev" of=/dev/null bs=1M count=16 iflag=direct status=none
 split=$(( $(reads "$origin") - r0 ))
-diag "with sequential_cutoff_kb 0: $split origin requests, $(tac_field tacst 4) hits"
+diag "with sequential_cutoff_kb 0: $split origin requests, $(tac_stat tacst read_hits) hits"
 check_ge "sequential_cutoff_kb 0 serves cached blocks from the cache (hits)" 900 \
-	"$(tac_field tacst 4)"
+	"$(tac_stat tacst read_hits)"
 
 tap_done
