@@ -15,6 +15,9 @@
 #   make bench-sim       trace-driven policy comparison
 #   make bench-micro     dm-tac's overhead against dm-linear, RAM per block
 #   make bench           dm-tac against dm-cache, bcache, dm-writecache
+#   make dkms-install    build and install dm-tac with DKMS for every kernel
+#                        with headers (DKMS_KERNELS="<release>..." for some)
+#   make dkms-remove     remove it from DKMS and every kernel
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 
@@ -39,7 +42,8 @@ ifndef KDIR
 endif
 KREL := $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 
-.PHONY: all module clean deps check check-crash check-unit check-vm demo tools bench-sim bench-micro bench-wb hddsim bench
+.PHONY: all module clean deps check check-crash check-unit check-vm demo tools bench-sim bench-micro bench-wb hddsim bench \
+	dkms-install dkms-remove
 
 all: module
 
@@ -117,3 +121,11 @@ tools:
 
 bench-sim:
 	$(MAKE) -C tools bench-sim
+
+# Installing.  The module goes through DKMS, which
+# rebuilds it for new kernels; dm-tac/dkms.conf describes it.
+dkms-install:
+	@bash tools/dkms-install.sh install $(DKMS_KERNELS)
+
+dkms-remove:
+	@bash tools/dkms-install.sh remove
