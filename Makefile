@@ -18,6 +18,8 @@
 #   make dkms-install    build and install dm-tac with DKMS for every kernel
 #                        with headers (DKMS_KERNELS="<release>..." for some)
 #   make dkms-remove     remove it from DKMS and every kernel
+#   make check-install   DKMS install and removal for 6.1 and 6.12 in a
+#                        throwaway root, modprobe in a VM per kernel
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 
@@ -43,7 +45,7 @@ endif
 KREL := $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 
 .PHONY: all module clean deps check check-crash check-unit check-vm demo tools bench-sim bench-micro bench-wb hddsim bench \
-	dkms-install dkms-remove
+	dkms-install dkms-remove check-install
 
 all: module
 
@@ -129,3 +131,9 @@ dkms-install:
 
 dkms-remove:
 	@bash tools/dkms-install.sh remove
+
+# DKMS install and removal in a throwaway root, then modprobe in a VM per
+# kernel (tests/install/check.sh); not part of 'make check' (see README).
+check-install:
+	@WITH_DKMS=1 bash qemu/deps
+	@bash tests/install/check.sh dkms
