@@ -18,6 +18,9 @@
 #   make dkms-install    build and install dm-tac with DKMS for every kernel
 #                        with headers (DKMS_KERNELS="<release>..." for some)
 #   make dkms-remove     remove it from DKMS and every kernel
+#   make install         tacmeta, dm-tac-activate and the systemd unit
+#                        (PREFIX=/usr/local, DESTDIR=)
+#   make uninstall       remove them (not /etc/dm-tac/tactab)
 #   make check-install   DKMS install and removal for 6.1 and 6.12 in a
 #                        throwaway root, modprobe in a VM per kernel
 
@@ -45,7 +48,7 @@ endif
 KREL := $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 
 .PHONY: all module clean deps check check-crash check-unit check-vm demo tools bench-sim bench-micro bench-wb hddsim bench \
-	dkms-install dkms-remove check-install
+	dkms-install dkms-remove install uninstall check-install
 
 all: module
 
@@ -65,14 +68,16 @@ clean:
 deps:
 	@bash qemu/deps
 
-# Everything: unit tests and the VM runner's own (tests/vmrunner, no VM),
+# Everything: unit tests, the VM runner's own (tests/vmrunner, no VM) and
+# the host half of the install tests (tests/install: make install, the
+# systemd unit, DKMS's file list),
 # the VM selftests on both LTS kernels, then the crash tests of
 # write-back (tests/crash/README.md) at CI size: log replay and
 # bad-metadata images on one kernel, 20 power cuts on the other, side by
 # side.
 CI_CRASH := WRITES=300 MAX_STATES=600 IMAGES=200 CYCLES=20
 check: deps
-	@$(CI_CRASH) bash tests/check.sh unit vmrunner vm:6.1 vm:6.12 crash:selftest \
+	@$(CI_CRASH) bash tests/check.sh unit vmrunner install vm:6.1 vm:6.12 crash:selftest \
 		crash:replay:6.1:tac+fuzz:6.1 crash:powercut:6.12:tac
 
 # The crash tests at full size, both kernels, and the stacks that are
@@ -124,7 +129,7 @@ tools:
 bench-sim:
 	$(MAKE) -C tools bench-sim
 
-# Installing.  The module goes through DKMS, which
+# Installing (README.md, "Install").  The module goes through DKMS, which
 # rebuilds it for new kernels; dm-tac/dkms.conf describes it.
 dkms-install:
 	@bash tools/dkms-install.sh install $(DKMS_KERNELS)
@@ -132,8 +137,36 @@ dkms-install:
 dkms-remove:
 	@bash tools/dkms-install.sh remove
 
-# DKMS install and removal in a throwaway root, then modprobe in a VM per
-# kernel (tests/install/check.sh); not part of 'make check' (see README).
+# The tools and boot-time activation: /etc/dm-tac/tactab (an example,
+# never overwritten), dm-tac-activate, and dm-tac.service, which runs it
+# before local file systems are mounted and stops the devices at shutdown.
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+install:
+	install -D -m 755 tools/tacmeta $(DESTDIR)$(SBINDIR)/tacmeta
+	install -D -m 755 tools/dm-tac-activate $(DESTDIR)$(SBINDIR)/dm-tac-activate
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' tools/dm-tac.service.in \
+		>$(DESTDIR)$(UNITDIR)/dm-tac.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/dm-tac.service
+	test -e $(DESTDIR)/etc/dm-tac/tactab || \
+		install -D -m 644 tools/tactab.example $(DESTDIR)/etc/dm-tac/tactab
+	@if [ -z "$(DESTDIR)" ]; then \
+		[ ! -d /run/systemd/system ] || systemctl daemon-reload; \
+		echo "edit /etc/dm-tac/tactab, then: systemctl enable dm-tac.service"; \
+	fi
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/tacmeta $(DESTDIR)$(SBINDIR)/dm-tac-activate \
+		$(DESTDIR)$(UNITDIR)/dm-tac.service
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+		systemctl daemon-reload; \
+	fi
+
+# The install tests (tests/install/check.sh): their host half, which make
+# check runs too, and DKMS install and removal in a throwaway root, then
+# modprobe in a VM per kernel, which it does not (see README, "Tests").
 check-install:
 	@WITH_DKMS=1 bash qemu/deps
-	@bash tests/install/check.sh dkms
+	@bash tests/install/check.sh host dkms

@@ -11,11 +11,13 @@
 #     unit          user-space unit tests
 #     vmrunner      qemu/vm's KVM probe and stall watchdog, with a
 #                   stand-in QEMU (no VM)
+#     install       make install, the systemd unit, DKMS's file list (no
+#                   VM; tests/install/check.sh host)
 #     vm:KVER       VM selftests (tests/selftests) on kernel 6.1 or 6.12
 #     crash:SPEC    a part of tests/crash/check.sh: selftest,
 #                   replay:KVER:STACK, powercut:KVER:STACK, fuzz:KVER;
 #                   SPEC+SPEC... runs them one after the other in one lane
-#   default: unit vmrunner vm:6.1 vm:6.12
+#   default: unit vmrunner install vm:6.1 vm:6.12
 #   TESTS="tac_hits.sh ..."   only these VM selftests
 #   SERIAL=1                  one VM at a time
 #
@@ -34,7 +36,7 @@ out=$top/out/check
 mkdir -p "$out"
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(unit vmrunner vm:6.1 vm:6.12)
+[ ${#parts[@]} -gt 0 ] || parts=(unit vmrunner install vm:6.1 vm:6.12)
 
 passed=0
 failed=0
@@ -125,7 +127,7 @@ crash_host=()
 crash_vm=()
 for part in "${parts[@]}"; do
 	case $part in
-	unit | vmrunner) ;;
+	unit | vmrunner | install) ;;
 	vm:*) vms+=("${part#vm:}") ;;
 	crash:selftest) crash_host+=(selftest) ;;
 	crash:*) crash_vm+=("${part#crash:}") ;;
@@ -164,6 +166,10 @@ for part in "${parts[@]}"; do
 	vmrunner)
 		host_part vmrunner "qemu/vm tests (stand-in QEMU, no VM)" \
 			bash tests/vmrunner/run.sh
+		;;
+	install)
+		host_part install "install tests, host half (no VM)" \
+			bash tests/install/check.sh host
 		;;
 	esac
 done

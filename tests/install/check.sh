@@ -1,10 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Tests of installing dm-tac the way users do.
+# Tests of installing dm-tac the way users do (README.md, "Install").
 #
-#   tests/install/check.sh [dkms]
+#   tests/install/check.sh [host] [dkms]      default: both
 #
+# host   (seconds, no VM, no root needed; part of 'make check'):
+#        dm-tac/dkms.conf's version is the target's, the DKMS source copy
+#        is exactly the module's files (those git does not ignore),
+#        'make install DESTDIR=...' installs the tools and a systemd unit
+#        that 'systemd-analyze verify' accepts without a word, ordered
+#        before local file systems, and every tool answers --help.
 # dkms   ('make check-install'; root, dkms, one VM per kernel, one at a
 #        time): 'make dkms-install' for the 6.1 and 6.12 kernels, then
 #        'make dkms-remove', run for real but in a throwaway root: a
@@ -43,6 +49,68 @@ check() {
 }
 check_eq() {
 	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "expected '$2', got '$3'"; fi
+}
+
+part_host() {
+	local dest=$out/destdir v_conf v_target unit
+	v_conf=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dm-tac/dkms.conf)
+	v_target=$(sed -n 's/^[[:space:]]*\.version = {\([0-9]*\), *\([0-9]*\), *\([0-9]*\)}.*/\1.\2.\3/p' \
+		dm-tac/dm-tac-target.c)
+	check_eq "dkms.conf's PACKAGE_VERSION is the target's version (dm-tac-target.c)" \
+		"$v_target" "$v_conf"
+	if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+		check_eq "DKMS gets every file of dm-tac/ git does not ignore, nothing else" \
+			"$(git -C "$top" ls-files --cached --others --exclude-standard dm-tac | sed 's|^dm-tac/||' | sort | paste -s -d ' ')" \
+			"$(bash tools/dkms-install.sh sources | sort | paste -s -d ' ')"
+	fi
+
+	rm -rf "$dest"
+	check "make install DESTDIR=... installs" \
+		make -s --no-print-directory install DESTDIR="$dest"
+	local f
+	for f in /usr/local/sbin/tacmeta /usr/local/sbin/dm-tac-activate \
+		 /usr/local/lib/systemd/system/dm-tac.service /etc/dm-tac/tactab; do
+		check "...$f" test -s "$dest$f"
+	done
+	check "...the tools are executable" test -x "$dest/usr/local/sbin/tacmeta" -a \
+		-x "$dest/usr/local/sbin/dm-tac-activate"
+	unit=$dest/usr/local/lib/systemd/system/dm-tac.service
+	check_eq "...the unit runs the installed script" \
+		"ExecStart=/usr/local/sbin/dm-tac-activate start" \
+		"$(grep '^ExecStart=' "$unit" 2>/dev/null)"
+	check "...ordered before local file systems, stopped at shutdown" \
+		sh -c "grep -qx 'DefaultDependencies=no' '$unit' &&
+		       grep -qx 'Before=local-fs-pre.target shutdown.target' '$unit' &&
+		       grep -qx 'Wants=local-fs-pre.target' '$unit' &&
+		       grep -qx 'Conflicts=shutdown.target' '$unit' &&
+		       grep -qx 'ExecStop=/usr/local/sbin/dm-tac-activate stop' '$unit' &&
+		       grep -qx 'WantedBy=sysinit.target' '$unit'"
+	echo "# an existing tactab is kept" >>"$dest/etc/dm-tac/tactab"
+	make -s --no-print-directory install DESTDIR="$dest" >/dev/null 2>&1
+	check "...a second install keeps an edited /etc/dm-tac/tactab" \
+		grep -q "an existing tactab is kept" "$dest/etc/dm-tac/tactab"
+	if command -v systemd-analyze >/dev/null; then
+		# --root: the unit and its ExecStart= are looked up in DESTDIR.
+		# It exits 0 on unknown keys and bad values: silence is the test.
+		local o
+		if o=$(systemd-analyze verify --root="$dest" "$unit" 2>&1) && [ -z "$o" ]; then
+			ok "systemd-analyze verify accepts the unit, silently"
+		else
+			not_ok "systemd-analyze verify accepts the unit, silently" \
+				"$(echo "$o" | head -n 3 | tr '\n' ' ')"
+		fi
+	else
+		ok "systemd-analyze verify accepts the unit # SKIP no systemd-analyze"
+	fi
+	check "make uninstall DESTDIR=... removes the tools and the unit" \
+		sh -c "make -s --no-print-directory uninstall DESTDIR='$dest' &&
+		       ! test -e '$dest/usr/local/sbin/tacmeta' &&
+		       ! test -e '$dest/usr/local/sbin/dm-tac-activate' &&
+		       ! test -e '$unit'"
+
+	for f in tools/tacmeta tools/dm-tac-activate; do
+		check "$f --help" "$f" --help
+	done
 }
 
 # What DKMS and depmod may change on the host: all of it must be as it
@@ -172,12 +240,13 @@ if [ "${1:-}" = dkms-ns ]; then
 	part_dkms_ns "$@"
 	exit 0
 fi
-[ $# -gt 0 ] || set -- dkms
+[ $# -gt 0 ] || set -- host dkms
 t0=$SECONDS
 for p in "$@"; do
 	case $p in
+	host) part_host ;;
 	dkms) part_dkms ;;
-	*) echo "unknown part '$p' (dkms)"; exit 2 ;;
+	*) echo "unknown part '$p' (host, dkms)"; exit 2 ;;
 	esac
 done
 echo "# took $((SECONDS - t0))s"
