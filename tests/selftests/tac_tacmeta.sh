@@ -78,26 +78,29 @@ cp "$_scratch/cache.img" "$img/clean.img"
 [ -z "${TACMETA_KEEP:-}" ] || cp "$img/live.img" "$img/clean.img" "$TACMETA_KEEP/"
 
 # kverdict IMAGE: what the kernel makes of a cache image, in $kv:
-# "refuse", or "load <blocks> <dirty> <temperatures restored>"; its log
-# in $klog.  Not in a $(...) subshell.  Few programs run: each costs a lot
-# in the VM.
+# "refuse", or "load <blocks> <dirty> <temperatures restored>"; what the
+# kernel logged in $klog.  Not in a $(...) subshell.  Few programs run:
+# each costs a lot in the VM.
 kn=0
+# klog_read: the kernel log since the last kverdict began, in $klog
+klog_read() {
+	klog=$(dmesg)
+	klog=${klog##*tac_tacmeta: image $kn}
+}
 kverdict() {
 	local st t d
+	cp "$1" "$_scratch/dmg.img"
 	kn=$((kn + 1))
 	echo "tac_tacmeta: image $kn" >/dev/kmsg
-	cp "$1" "$_scratch/dmg.img"
 	if dmsetup load tacmk --table "0 $osz tac $origin $dmg 8 $NOPT $OPTS" 2>/dev/null; then
 		read -r _ _ _ _ st d _ < <(dmsetup status --inactive tacmk)
-		klog=$(dmesg)
-		klog=${klog##*tac_tacmeta: image $kn}
+		klog_read
 		t=0
 		[[ $klog =~ \ ([0-9]+)\ extent\ temperatures\ restored ]] && t=${BASH_REMATCH[1]}
 		kv="load ${st%/*} $d $t"
 		dmsetup clear tacmk
 	else
-		klog=$(dmesg)
-		klog=${klog##*tac_tacmeta: image $kn}
+		klog_read
 		kv=refuse
 	fi
 }
@@ -153,18 +156,21 @@ for b in live clean; do
 	$helper damage "$img/$b.img" "$img/$b" $((IMAGES / 2)) $((SEED * 1000 + ${#b})) $limit 8 \
 		>"$img/$b.flips"
 done
-declare -A flipped
+declare -A flipped crc
 for b in live clean; do
 	while read -r i f; do flipped[$b/$i]=$f; done <"$img/$b.flips"
 done
+# 'tacmeta check' of every image in one Python process (its main(), the
+# command line's code): a process start costs seconds in a loaded VM.
+while read -r f rc; do crc[$f]=$rc; done < <($helper checks "$img/live" "$img/clean")
 n=0 bad=0 loaded=0 refused=0 lesser=0
 for i in $(seq $((IMAGES / 2))); do
 	for b in live clean; do
 		n=$((n + 1))
 		f=$img/$b/$i.img
 		flips=${flipped[$b/$i]}
-		out=$("$TACMETA" check "$f" 2>&1)
-		rc=$?
+		out=$(<"$img/$b/$i.out")
+		rc=${crc[$img/$b/$i]:-none}
 		kverdict "$f"; k=$kv
 		c=$(cverdict "$out")
 		why=
@@ -319,6 +325,26 @@ check_eq "check --origin: another origin's size is an error" "1 1" \
 	"$? $(grep -c '^error: the cache belongs to an origin of 32768 sectors, the origin given has 16384' <<<"$out")"
 check_cmd "check --origin: its own origin passes" "$TACMETA" check --origin "$origin" "$img/clean.img"
 check_cmd "check --data: the cached data matches its checksums" "$TACMETA" check --data "$img/clean.img"
+# A cached block's data damaged: check --data names it.
+cb=$("$TACMETA" map "$img/clean.img" |
+	sed -n 's/^{"cblock": \([0-9]*\), .*"nocrc": false.*/\1/p')
+cb=${cb%%$'\n'*}
+cp "$img/clean.img" "$img/data.img"
+"$TACMETA" flip "$img/data.img" $(((data_start + cb * 8) * 512 + 100)) 2
+out=$("$TACMETA" check --data "$img/data.img")
+check_eq "check --data: a damaged cached block is an error" 1 $?
+grep -q "^error: cache block $cb (origin block [0-9]*, [a-z]*): units 0 fail their checksums" <<<"$out" &&
+	tap_ok "...naming the block and unit" || tap_fail "...naming the block and unit" "${out//$'\n'/ | }"
+# Large caches are checked with the kernel's crc32c (AF_ALG), which must
+# find what tacmeta's own finds: nothing, a damaged map sector, a damaged
+# block.
+cp "$img/live.img" "$img/map.img"
+"$TACMETA" flip "$img/map.img" $(((map_start + s) * 512 + 300)) 4
+for f in clean map data; do
+	out=$("$TACMETA" check --data "$img/$f.img" 2>&1)
+	check_eq "the kernel's crc32c finds the same ($f copy)" "$out" \
+		"$(TACMETA_CRC=kernel "$TACMETA" check --data "$img/$f.img" 2>&1)"
+done
 
 diag "took ${SECONDS}s"
 tap_done

@@ -19,9 +19,14 @@ the VM's 9p root costs more than the work.
                                     sector checksums fixed
   lost IMG SECTOR                   origin blocks of the dirty entries in
                                     map sector SECTOR
+  checks DIR...                     'tacmeta check' of every DIR/<n>.img,
+                                    through its main() in this process:
+                                    DIR/<n>.out and a line "DIR/<n> <exit>"
 """
+import contextlib
 import importlib.machinery
 import importlib.util
+import io
 import mmap
 import os
 import random
@@ -140,7 +145,21 @@ def lost(img, sector):
                    if e["dirty"] and cb // c.per == s))
 
 
+def checks(*dirs):
+    for d in dirs:
+        n = 1
+        while os.path.exists(os.path.join(d, "%d.img" % n)):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                rc = tm.main(["check", os.path.join(d, "%d.img" % n)])
+            with open(os.path.join(d, "%d.out" % n), "w") as f:
+                f.write(out.getvalue())
+            print("%s/%d %d" % (d, n, rc))
+            n += 1
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     sys.exit({"fill": fill, "write": write, "verify": verify,
-              "damage": damage, "forge": forge, "lost": lost}[cmd](*args) or 0)
+              "damage": damage, "forge": forge, "lost": lost,
+              "checks": checks}[cmd](*args) or 0)
