@@ -125,18 +125,27 @@ tacgone  $byid/ata-NOT_THERE  $cache2  8
 tacshort $origin2 $cache2
 tacpart  PARTUUID=0f0e0d0c-0000-4000-8000-000000000001  $cache2  8
 EOF
-# A disk that shows up 3 s after the start (udev finding it at boot).
-(sleep 3; ln -s "$origin2" "$byid/late-HDD"; ln -s "$cache2" "$byid/late-SSD") &
-out=$("$act" -c "$tab" -w 8 start 2>&1)
+# A disk that shows up while start waits for it (udev finding it late at
+# boot): linked once start says it is waiting, so that no timing decides
+# what is tested.  The whole start waits 4 s at most.
+log=$_scratch/start.log
+: >"$log"
+(for i in $(seq 200); do
+	grep -qF "waiting for $byid/late-HDD" "$log" && break
+	sleep 0.1
+done
+ln -s "$origin2" "$byid/late-HDD"; ln -s "$cache2" "$byid/late-SSD") &
+"$act" -c "$tab" -w 4 start >"$log" 2>&1
 rc=$?
 wait
+out=$(<"$log")
 diag_lines "$out"
 check_eq "start with bad lines and missing disks exits 1" 1 $rc
 check_eq "...but the good devices are up (one waited for)" "writeback writethrough" \
 	"$(tac_field tacact 11) $(tac_field tac2 11)"
 for want in "tactab:3: tacbad: 'format' re-formats the cache" \
 	    "tactab:4: tacuuid: 'UUID=1234-abcd' names a file system" \
-	    "tacgone: origin $byid/ata-NOT_THERE did not appear within 8 s" \
+	    "tacgone: origin $byid/ata-NOT_THERE did not appear within 4 s" \
 	    "tactab:6: want '<name> <origin> <cache> <block_size>" \
 	    "tacpart: origin /dev/disk/by-partuuid/0f0e0d0c-0000-4000-8000-000000000001 did not appear" \
 	    "waiting for $byid/late-"; do
