@@ -5,12 +5,16 @@
 #   make                 build dm-tac/dm-tac.ko for KDIR (see below)
 #   make KVER=6.12       build for another installed kernel
 #   make deps            install everything the tests and the demo need
-#   make demo            boot a VM, create a dm-tac device, run fio, show status
+#   make demo            boot a VM: the disk model alone, dm-tac, dm-cache
 #   make check           unit tests, qemu/vm's own tests, VM selftests on
 #                        6.1 and 6.12, and the crash tests at CI size
 #   make check-crash     the crash tests of write-back at full size
 #   make check-unit      user-space unit tests (ASan/UBSan)
 #   make check-vm        VM selftests on one kernel (KVER=6.1 by default)
+#   make debug-kernel    build (once) and install a KASAN + lockdep + UBSAN
+#                        + kmemleak 6.12 kernel from Debian's linux-source
+#   make check-debug     check's VM and crash tests on that kernel
+#   make check-torture   tac_torture.sh alone, 2 CPUs (KVER, TORTURE_SECONDS)
 #   make tools           user-space tools (tacsim, tracegen)
 #   make bench-sim       trace-driven policy comparison
 #   make bench-micro     dm-tac's overhead against dm-linear, RAM per block
@@ -47,7 +51,7 @@ ifndef KDIR
 endif
 KREL := $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 
-.PHONY: all module clean deps check check-crash check-unit check-vm demo tools bench-sim bench-micro bench-wb hddsim bench \
+.PHONY: all module clean deps check check-crash check-unit check-vm check-torture check-debug debug-kernel demo tools bench-sim bench-micro bench-wb hddsim bench \
 	dkms-install dkms-remove install uninstall check-install
 
 all: module
@@ -70,15 +74,16 @@ deps:
 
 # Everything: unit tests, the VM runner's own (tests/vmrunner, no VM) and
 # the host half of the install tests (tests/install: make install, the
-# systemd unit, DKMS's file list),
-# the VM selftests on both LTS kernels, then the crash tests of
-# write-back (tests/crash/README.md) at CI size: log replay and
-# bad-metadata images on one kernel, 20 power cuts on the other, side by
-# side.
+# systemd unit, DKMS's file list), the VM selftests on both LTS kernels
+# (and tac_coherence.sh of 6.1 in a VM of its own with 2 CPUs, so that its
+# races run in parallel), then the crash tests of write-back
+# (tests/crash/README.md) at CI size: log replay and bad-metadata images
+# on one kernel, 20 power cuts on the other, side by side.
 CI_CRASH := WRITES=300 MAX_STATES=600 IMAGES=200 CYCLES=20
 check: deps
-	@$(CI_CRASH) bash tests/check.sh unit vmrunner install vm:6.1 vm:6.12 crash:selftest \
-		crash:replay:6.1:tac+fuzz:6.1 crash:powercut:6.12:tac
+	@$(CI_CRASH) bash tests/check.sh unit vmrunner install vm:6.1 vm:6.12 vm2:6.1 \
+		crash:selftest crash:replay:6.1:tac+fuzz:6.1 \
+		crash:powercut:6.12:tac
 
 # The crash tests at full size, both kernels, and the stacks that are
 # broken on purpose (the tests must catch them).
@@ -94,8 +99,45 @@ check-unit:
 check-vm: deps
 	@bash tests/check.sh vm:$(or $(KVER),6.1)
 
+# The torture test alone, with 2 CPUs: TORTURE_SECONDS of random load
+# (default 90) shared by its scenarios; from 400 on they are repeated.
+TORTURE_SECONDS ?= 90
+check-torture: deps
+	@$(MAKE) -s -C tests/torture
+	@mkdir -p out/torture
+	@qemu/vm --kernel $(or $(KVER),6.1) --cpus 2 \
+		--timeout $$((3 * $(TORTURE_SECONDS) + 1500)) \
+		--rwdir out/torture --log out/torture/console.log -- \
+		env TORTURE_SECONDS=$(TORTURE_SECONDS) \
+		tests/selftests/run_all.sh -t $$((3 * $(TORTURE_SECONDS) + 1200)) \
+		tac_torture.sh
+
+# dm-tac under the kernel's own checkers: Debian's linux-source-6.12 with
+# KASAN, lockdep, UBSAN, kmemleak and debug objects (qemu/debug.config),
+# built once (40 minutes on 2 cores, measured on a busy host) and cached outside the clone in
+# /var/cache/dm-tac/debug-kernel/<key>; see qemu/debug-kernel.  Not part
+# of "check": the build alone would take most of CI's time.
+debug-kernel: deps
+	@bash qemu/debug-kernel
+
+# The VM selftests (torture included), the 2-CPU ones, then the crash tests
+# at CI size on that kernel, one VM at a time.  KASAN slows everything
+# down about threefold: the limits per test and per VM are raised.
+check-debug: deps
+	@bash qemu/debug-kernel >&2
+	@rel=$$(bash qemu/debug-kernel --release) && \
+	SERIAL=1 TAC_TEST_TIMEOUT=$${TAC_TEST_TIMEOUT:-2400} \
+	VM_TIMEOUT=$${VM_TIMEOUT:-7200} $(CI_CRASH) \
+	bash tests/check.sh vm:$$rel vm2:$$rel \
+		crash:replay:$$rel:tac+fuzz:$$rel+powercut:$$rel:tac
+
+# The disk alone, dm-tac and dm-cache on the HDD model (tests/hddsim),
+# built for the kernel as for bench-wb.
 demo: deps
-	@qemu/vm --kernel $(or $(KVER),6.1) -- qemu/demo.sh
+	@$(MAKE) -s hddsim KVER=$(or $(KVER),6.1) >/dev/null
+	@qemu/vm --kernel $(or $(KVER),6.1) \
+		--module tests/hddsim/build/$$(qemu/kernel-release $(or $(KVER),6.1))/dm-hddsim.ko \
+		-- qemu/demo.sh
 
 # dm-tac's own overhead: hit path vs dm-linear, miss path, RAM per block.
 bench-micro: deps
@@ -113,7 +155,7 @@ bench:
 HDDSIM_KO = tests/hddsim/build/$(KREL)/dm-hddsim.ko
 hddsim:
 	@mkdir -p tests/hddsim/build/$(KREL)
-	@cp tests/hddsim/dm-hddsim.c tests/hddsim/Kbuild tests/hddsim/build/$(KREL)/
+	@cp -p tests/hddsim/dm-hddsim.c tests/hddsim/Kbuild tests/hddsim/build/$(KREL)/
 	$(MAKE) -C $(KDIR) M=$(TOP)/tests/hddsim/build/$(KREL) modules
 
 # Write-back vs write-through vs the origin alone, write-heavy.

@@ -346,13 +346,15 @@ static void tac_complete(struct bio *bio, blk_status_t status)
  * finds it.  While write-back state exists on disk, that is a commit: an
  * on-disk entry may still say an older copy of the block is dirty, and
  * recovery would write that copy over this one (rule in
- * dm-tac-metadata.c).  Caller holds c->lock; true if the bio now waits
- * for the commit.
+ * dm-tac-metadata.c).  FUA is what the user asked for at map time: a
+ * bio remapped to a device with no write cache comes back without the
+ * flag, yet our metadata still needs the commit.  Caller holds c->lock;
+ * true if the bio now waits for the commit.
  */
 static bool __tac_fua_commit(struct tac_cache *c, struct bio *bio,
 			     blk_status_t status)
 {
-	if (status || !(bio->bi_opf & REQ_FUA) || !__tac_wb_active(c))
+	if (status || !tac_pb(bio)->fua || !__tac_wb_active(c))
 		return false;
 	tac_pb(bio)->route = ROUTE_COMMIT;
 	__tac_md_commit_bio(c, bio);
@@ -1202,6 +1204,7 @@ int tac_map(struct dm_target *ti, struct bio *bio)
 	memset(pb, 0, sizeof(*pb));
 	pb->c = c;
 	pb->route = ROUTE_ORIGIN;
+	pb->fua = bio->bi_opf & REQ_FUA;
 
 	if (unlikely(bio->bi_opf & REQ_PREFLUSH)) {
 		/* dm core sends data-less flushes here, one per device. */

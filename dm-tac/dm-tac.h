@@ -250,6 +250,9 @@ struct tac_bio {
 	bool was_clean;			/* WB: the block was clean before */
 	bool admitted;			/* WB, FANOUT: reserved by this write */
 	bool cache_failed;		/* FANOUT: the cache's copy failed */
+	bool fua;			/* the user's write was FUA (below us
+					 * the block layer strips the flag
+					 * for a device with no write cache) */
 	blk_status_t status;		/* FANOUT: the origin's */
 	atomic_t pending;		/* FANOUT: our bios in flight */
 	struct bio *copy;		/* WB, FANOUT, VERIFY: our pages */

@@ -8,26 +8,34 @@
 # at all.
 #
 #   tests/check.sh [PART]...
-#     unit          user-space unit tests
+#     unit          user-space unit tests, and the check that the status
+#                   field list matches the Documentation and tac_status()
 #     vmrunner      qemu/vm's KVM probe and stall watchdog, with a
 #                   stand-in QEMU (no VM)
 #     install       make install, the systemd unit, DKMS's file list (no
 #                   VM; tests/install/check.sh host)
 #     vm:KVER       VM selftests (tests/selftests) on kernel 6.1 or 6.12
+#     vm2:KVER      the VM selftests that need two CPUs to race
+#                   (VM2_TESTS, default tac_coherence.sh), in a VM of
+#                   their own with 2 CPUs after the other VMs; a vm:KVER
+#                   part then leaves them out
 #     crash:SPEC    a part of tests/crash/check.sh: selftest,
 #                   replay:KVER:STACK, powercut:KVER:STACK, fuzz:KVER;
 #                   SPEC+SPEC... runs them one after the other in one lane
 #   default: unit vmrunner install vm:6.1 vm:6.12
 #   TESTS="tac_hits.sh ..."   only these VM selftests
+#   TORTURE_SECONDS=N         passed on to tac_torture.sh in the VMs
+#   TAC_TEST_TIMEOUT=S        time limit of each VM selftest (default 900)
+#   VM_TIMEOUT=S              time limit of each VM (qemu/vm)
 #   SERIAL=1                  one VM at a time
 #
-# Parts run in three phases: unit tests, vmrunner and host-only crash
-# self-tests; then every vm: part side by side; then every crash: part
-# that boots VMs, side by side.  A TCG guest keeps about one host core
-# busy per guest CPU, so each VM of a phase gets host cores / VMs CPUs
-# (at least one): overcommitted guests wait for descheduled vCPUs (TLB
-# shootdowns, RCU) and device-mapper table loads got five times slower
-# that way.
+# Parts run in four phases: unit tests, vmrunner and host-only crash
+# self-tests; then every vm: part side by side; then every vm2: part
+# alone (2 CPUs each); then every crash: part that boots VMs, side by
+# side.  A TCG guest keeps about one host core busy per guest CPU, so
+# each VM of a phase gets host cores / VMs CPUs (at least one):
+# overcommitted guests wait for descheduled vCPUs (TLB shootdowns, RCU)
+# and device-mapper table loads got five times slower that way.
 
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -75,15 +83,53 @@ run_lanes() {
 	fi
 }
 
+VM2_TESTS=${VM2_TESTS:-tac_coherence.sh}
+
 vm_run() {
-	local k=$1 rw=$out/vm-$1
+	local k=$1 rw=$out/vm-$1 x=() t
+	rm -rf "$rw"
+	mkdir -p "$rw"
+	# Tests that run in the 2-CPU VM of this kernel are left out here.
+	if [ -z "${TESTS:-}" ] && [[ " ${vms2[*]} " == *" $k "* ]]; then
+		for t in $VM2_TESTS; do
+			x+=(-x "$t")
+		done
+	fi
+	# shellcheck disable=SC2086
+	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console-$k.log" \
+		-- env ${TORTURE_SECONDS:+TORTURE_SECONDS=$TORTURE_SECONDS} \
+		tests/selftests/run_all.sh -o "$rw/counts" "${x[@]}" \
+		${TAC_TEST_TIMEOUT:+-t $TAC_TEST_TIMEOUT} ${TESTS:-} \
+		>"$out/vm-$k.log" 2>&1
+	echo $? >"$rw.rc"
+}
+
+# vm2:KVER: the racing tests in a VM with 2 CPUs (run_phase gives a lone
+# VM the host's cores).  The lane is named vm2-KVER, its logs likewise.
+vm2_run() {
+	local k=$1 rw=$out/vm2-$1
 	rm -rf "$rw"
 	mkdir -p "$rw"
 	# shellcheck disable=SC2086
-	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console-$k.log" \
-		-- tests/selftests/run_all.sh -o "$rw/counts" ${TESTS:-} \
-		>"$out/vm-$k.log" 2>&1
+	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console2-$k.log" \
+		-- env ${TORTURE_SECONDS:+TORTURE_SECONDS=$TORTURE_SECONDS} \
+		tests/selftests/run_all.sh -o "$rw/counts" \
+		${TAC_TEST_TIMEOUT:+-t $TAC_TEST_TIMEOUT} $VM2_TESTS \
+		>"$out/vm2-$k.log" 2>&1
 	echo $? >"$rw.rc"
+}
+
+vm2_collect() {
+	local k=$1 rw=$out/vm2-$1 rc
+	echo "== VM selftests on $k, $VM_CPUS CPUs: $VM2_TESTS"
+	cat "$out/vm2-$k.log"
+	rc=$(cat "$rw.rc" 2>/dev/null || echo 125)
+	if [ -r "$rw/counts" ]; then
+		add $(cat "$rw/counts")
+	fi
+	if [ ! -r "$rw/counts" ] || [ "$rc" -ge 124 ]; then
+		broken+=("VM selftests ($VM2_TESTS) on $k: exit $rc (see $out/console2-$k.log)")
+	fi
 }
 
 vm_collect() {
@@ -123,12 +169,14 @@ crash_collect() {
 }
 
 vms=()
+vms2=()
 crash_host=()
 crash_vm=()
 for part in "${parts[@]}"; do
 	case $part in
 	unit | vmrunner | install) ;;
 	vm:*) vms+=("${part#vm:}") ;;
+	vm2:*) vms2+=("${part#vm2:}") ;;
 	crash:selftest) crash_host+=(selftest) ;;
 	crash:*) crash_vm+=("${part#crash:}") ;;
 	*)
@@ -162,6 +210,8 @@ for part in "${parts[@]}"; do
 	unit)
 		host_part unit "unit tests" \
 			make -s --no-print-directory -C tests/unit check
+		host_part status-fields "status field list (dm-tac/status-fields)" \
+			bash tests/status-fields/run.sh
 		;;
 	vmrunner)
 		host_part vmrunner "qemu/vm tests (stand-in QEMU, no VM)" \
@@ -178,8 +228,13 @@ for c in "${crash_host[@]}"; do
 	crash_collect "$c"
 done
 
-# Build every kernel's module first: builds share dm-tac/.
-for k in $(printf '%s\n' "${vms[@]}" "${crash_vm[@]}" | tr + '\n' |
+# Build every kernel's module first: builds share dm-tac/.  And the C
+# tools the VM selftests run (tests/torture).
+if [ ${#vms[@]} -gt 0 ] || [ ${#vms2[@]} -gt 0 ]; then
+	make -s -C tests/torture >/dev/null 2>&1 ||
+		broken+=("building tests/torture failed")
+fi
+for k in $(printf '%s\n' "${vms[@]}" "${vms2[@]}" "${crash_vm[@]}" | tr + '\n' |
 	   sed -E 's/^[a-z]+:([^:]+).*/\1/' | sort -u); do
 	make -s -C "$top" module KVER="$k" >/dev/null 2>&1 ||
 		broken+=("building dm-tac for $k failed")
@@ -202,8 +257,12 @@ run_phase() {
 	echo "== $title took $(( $(date +%s) - start ))s"
 }
 
-# Phase 2: the VM selftests.  Phase 3: crash tests that boot VMs.
+# Phase 2: the VM selftests.  Phase 3: the racing ones, one VM at a
+# time with the host's cores.  Phase 4: crash tests that boot VMs.
 run_phase "VM selftests" vm_run vm_collect "${vms[@]}"
+for k in "${vms2[@]}"; do
+	run_phase "VM selftests on 2 CPUs" vm2_run vm2_collect "$k"
+done
 run_phase "crash tests" crash_run crash_collect "${crash_vm[@]}"
 
 for b in "${broken[@]}"; do

@@ -57,6 +57,13 @@ guest_env() {
 	done
 }
 
+# kernel_reports LOG...: the kernel reports (KASAN, lockdep, UBSAN, WARN,
+# kmemleak, ...) qemu/vm printed in these logs of a part's VMs
+kernel_reports() {
+	grep -ahE '^vm: (\| |the kernel reported problems|kmemleak found|lockdep turned itself off)' "$@" 2>/dev/null |
+		head -n 300 | sed 's/^/#   /'
+}
+
 make -s -C "$here" || { echo "0 passed, 1 failed"; exit 1; }
 for part in "$@"; do
 	IFS=: read -r what kver stack <<<"$part"
@@ -83,6 +90,7 @@ for part in "$@"; do
 		[ -n "$line" ] || [ "$rc" -ne 0 ] || rc=2
 		verdict "replay on $kver, stack $stack" "$rc" "$(expect_for "$stack")" "${sum:-no summary, see $log}"
 		grep -a -m 3 -A 3 '^replay: state' "$log" | sed 's/^/#   /'
+		kernel_reports "$log"
 		;;
 	powercut)
 		log=$out/powercut-$kver-$stack.log
@@ -99,6 +107,7 @@ for part in "$@"; do
 		verdict "power cut on $kver, stack $stack" "$rc" "$(expect_for "$stack")" \
 			"${line:-no summary}; $(grep -E '^powercut: [0-9]+ boots' "$log")"
 		grep -m 3 -A 2 '^powercut: cycle [0-9]*: violations' "$log" | sed 's/^/#   /'
+		kernel_reports "$out/powercut-$kver-$stack"/vm.*.log
 		;;
 	fuzz)
 		log=$out/fuzz-$kver.log
@@ -113,6 +122,7 @@ for part in "$@"; do
 		[ -n "$line" ] || [ "$rc" -ne 0 ] || rc=2
 		verdict "bad metadata on $kver" "$rc" pass "${line:-no summary, see $log}"
 		grep -a -m 3 -A 3 '^fuzz: image' "$log" | sed 's/^/#   /'
+		kernel_reports "$log"
 		;;
 	*)
 		echo "unknown part '$part' (selftest, replay:KVER[:STACK], powercut:KVER[:STACK], fuzz:KVER)"

@@ -93,6 +93,11 @@ churn=$!
 	--mark-dm crash-logw || die "the writer failed"
 touch "$work/churn.stop"
 wait "$churn"
+# What the run exercised (dm-tac: fields 3 dirty, 6 write hits, 8
+# promotions, 10 writebacks; see Documentation/dm-tac.rst, Status).
+case $CRASH_STACK in
+tac*) echo "logwrites: dm-tac status: $(dmsetup status crash_tac)" ;;
+esac
 stack_down
 for d in crash-cache crash-origin crash-logw; do
 	_stack_dm_remove "$d" || die "cannot remove $d"

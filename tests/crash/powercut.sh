@@ -22,6 +22,7 @@
 #                    host saw the writer's ready file (its init was
 #                    acknowledged; qemu/vm --kill-when)
 #   CACHE_MIB=4 ORIGIN_MIB=8  disk sizes
+#   VM_TIMEOUT=600   seconds a boot may take (and wait for the writer)
 #   OUT=out/crash/powercut-<kver>-<stack>  images, journals, logs
 #
 # Prints one line per boot and ends with
@@ -87,7 +88,7 @@ boot() {
 	[ -z "$kill" ] || args=(--kill-when "$rw/ready.$cycle" --kill-after "$kill")
 	t0=$(date +%s.%N)
 	"$top/qemu/vm" --kernel "$KVER" --disk "$out/cache.img" \
-		--disk "$out/origin.img" --rwdir "$rw" --timeout 600 \
+		--disk "$out/origin.img" --rwdir "$rw" --timeout "${VM_TIMEOUT:-600}" \
 		--log "$out/console.$cycle.log" "${args[@]}" -- \
 		"$here/powercut-guest.sh" "$CRASH_STACK" "$cycle" \
 		$((SEED * 1000 + cycle)) "$mode" >"$out/vm.$cycle.log" 2>&1

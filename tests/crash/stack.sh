@@ -20,6 +20,12 @@
 #              that honours flushes.  Develops the tools; must pass.
 #   tac        dm-tac write-back over origin and cache; CRASH_TAC_ARGS
 #              replaces the optional arguments (counted: "2 mode writeback").
+#              Variants: tac-8k, tac-64k (block size; default 4 KiB) and
+#              -delay (tac-delay, tac-64k-delay: both devices behind
+#              dm-delay, CRASH_DELAY_MS (1) on every read, write and flush,
+#              so that every I/O completes later, in another context, as
+#              real disks do; a RAM or loop device completes at once or in
+#              its own thread and hides races).
 #   pagecache  a buffered loop device over the origin: a real volatile
 #              cache in guest RAM that honours flushes (loop's flush is an
 #              fsync of the backing device).  Must pass: a volatile
@@ -113,16 +119,48 @@ _stack_loop_up() {
 	echo "$dev"
 }
 
+# _stack_tac_opts: block size in sectors and delay in ms of a tac* stack
+_stack_tac_opts() {
+	local w bs=8 delay=0
+	for w in ${CRASH_STACK//-/ }; do
+		case $w in
+		tac) ;;
+		8k) bs=16 ;;
+		64k) bs=128 ;;
+		delay) delay=${CRASH_DELAY_MS:-1} ;;
+		*) return 1 ;;
+		esac
+	done
+	echo "$bs $delay"
+}
+
+# _stack_delay NAME DEV MS: DEV behind dm-delay (reads, writes, flushes)
+_stack_delay() {
+	local n
+	n=$(_stack_sectors "$2") || return 1
+	_stack_dm_create "$1" "0 $n delay $2 0 $3 $2 0 $3 $2 0 $3"
+}
+
 stack_up() {
-	local cache=$1 origin=$2 sz
+	local cache=$1 origin=$2 sz opts bs delay
 	case $CRASH_STACK in
-	tac | lossy) sz=$(_stack_sectors "$origin") || return 1 ;;
+	tac* | lossy) sz=$(_stack_sectors "$origin") || return 1 ;;
 	esac
 	case $CRASH_STACK in
 	plain)
 		echo "$origin"
 		;;
-	tac)
+	tac*)
+		opts=$(_stack_tac_opts) || {
+			echo "stack_up: unknown tac variant '$CRASH_STACK' (tac[-8k|-64k][-delay])" >&2
+			return 1
+		}
+		read -r bs delay <<<"$opts"
+		if [ "$delay" != 0 ]; then
+			cache=$(_stack_delay crash_dcache "$cache" "$delay") &&
+			origin=$(_stack_delay crash_dorigin "$origin" "$delay") ||
+				return 1
+		fi
 		# Write-back with everything that can be in flight at a cut
 		# made frequent: a low dirty threshold keeps the cleaner
 		# running, idle cleaning starts after 100 ms, the timer
@@ -130,7 +168,7 @@ stack_up() {
 		# writes.  The same line after a cut is the recovery under
 		# test (never "format"); the constructor returns only once
 		# the device serves correct data.
-		_stack_dm_create crash_tac "0 $sz tac $origin $cache 8 ${CRASH_TAC_ARGS:-10 mode writeback dirty_threshold 10 clean_idle_ms 100 commit_interval 50 clean_batch 8}"
+		_stack_dm_create crash_tac "0 $sz tac $origin $cache $bs ${CRASH_TAC_ARGS:-10 mode writeback dirty_threshold 10 clean_idle_ms 100 commit_interval 50 clean_batch 8}"
 		;;
 	pagecache)
 		_stack_loop_up "$origin" "write back"
@@ -152,7 +190,11 @@ ${CRASH_LOSSY_UP:-1} ${CRASH_LOSSY_DOWN:-1} 1 drop_writes"
 stack_down() {
 	local loop
 	case $CRASH_STACK in
-	tac) _stack_dm_remove crash_tac ;;
+	tac*)
+		_stack_dm_remove crash_tac
+		_stack_dm_remove crash_dcache
+		_stack_dm_remove crash_dorigin
+		;;
 	lossy) _stack_dm_remove crash_lossy ;;
 	pagecache | noflush)
 		if [ -r "$_stack_loopfile" ]; then
@@ -174,8 +216,17 @@ stack_down() {
 # and thresholds that start and stop the cleaner.  The messages may fail
 # (EINTR, busy): that is not what is tested.
 stack_churn() {
+	local n
 	case $CRASH_STACK in
-	tac)
+	tac*)
+		# Reads promote blocks: with blocks larger than the writer's
+		# 4 KiB records, only cached blocks take write-back writes.
+		n=$(( $(_stack_sectors /dev/mapper/crash_tac) / 128 ))
+		while [ ! -e "$1" ]; do
+			dd if=/dev/mapper/crash_tac of=/dev/null bs=64k count=4 \
+				skip=$((RANDOM % (n > 4 ? n - 4 : 1))) iflag=direct
+			sleep 0.1
+		done >/dev/null 2>&1 &
 		while [ ! -e "$1" ]; do
 			sleep 0.2
 			dmsetup message crash_tac 0 flush
@@ -188,6 +239,7 @@ stack_churn() {
 			sleep 0.2
 			dmsetup message crash_tac 0 set dirty_threshold 10
 		done >/dev/null 2>&1
+		wait
 		;;
 	esac
 }

@@ -6,7 +6,7 @@
 #
 #   . "$(dirname "$0")/lib.sh"
 #   scratch_dev origin 64                 # $origin: a 64 MiB loop device
-#   check_eq "status mode" passthrough "$(tac_field tac0 12)"
+#   check_eq "status mode" passthrough "$(tac_stat tac0 mode)"
 #   tap_done
 #
 # Tests run inside the VM (qemu/vm), as root, with dm-mod and dm-tac loaded.
@@ -174,6 +174,53 @@ tac_field() {
 	dmsetup status "$1" | awk -v n="$2" '{ print $(n + 3) }'
 }
 
+# tac_stat NAME FIELD...: the INFO status fields of device NAME called
+# FIELD, by the names of dm-tac/status-fields (the one list of them, which
+# the Documentation and the kernel are checked against), separated by
+# spaces.  One part of a field like used/total is asked for by its part's
+# name: "used", "total".  An unknown name prints nothing and fails.
+TAC_STATUS_FIELDS=$TOP/dm-tac/status-fields
+tac_stat() {
+	local dev=$1
+	shift
+	dmsetup status "$dev" | awk -v list="$TAC_STATUS_FIELDS" -v names="$*" '
+	BEGIN {
+		while ((getline line < list) > 0) {
+			if (line ~ /^#/ || split(line, w) != 2)
+				continue
+			pos[w[2]] = w[1]
+			part[w[2]] = 0
+			k = split(w[2], p, "/")
+			for (i = 1; k > 1 && i <= k; i++) {
+				pos[p[i]] = w[1]
+				part[p[i]] = i
+			}
+		}
+		n = split(names, want, " ")
+		for (i = 1; i <= n; i++) {
+			if (!(want[i] in pos)) {
+				printf "tac_stat: no status field \"%s\" in %s\n",
+					want[i], list > "/dev/stderr"
+				bad = 1
+			}
+		}
+		if (n == 0 || bad)
+			exit 1
+	}
+	{
+		out = ""
+		for (i = 1; i <= n; i++) {
+			v = $(pos[want[i]] + 3)
+			if (part[want[i]]) {
+				split(v, q, "/")
+				v = q[part[want[i]]]
+			}
+			out = out (i > 1 ? " " : "") v
+		}
+		print out
+	}'
+}
+
 # ------------------------------------------------------------------
 # Kernel log
 
@@ -189,6 +236,21 @@ kmsg_has() {
 # slab_kb: unreclaimable slab in KiB
 slab_kb() {
 	awk '/^SUnreclaim:/ { print $2 }' /proc/meminfo
+}
+
+# kmemleak (qemu/kmemleak-tac): the debug kernel of "make check-debug" has
+# it, Debian's kernels do not.  kmemleak_on: it is there and enabled.
+# kmemleak_forget: leaks found so far (boot's, earlier tests') no longer
+# count.  kmemleak_tac: scan, print dm-tac's unreferenced objects (empty:
+# no leak).
+kmemleak_on() {
+	"$TOP/qemu/kmemleak-tac" on
+}
+kmemleak_forget() {
+	"$TOP/qemu/kmemleak-tac" forget
+}
+kmemleak_tac() {
+	"$TOP/qemu/kmemleak-tac" report dm_tac 2>/dev/null
 }
 
 # dev_md5 DEV [SKIP_MIB [COUNT_MIB]]: md5 of a device (or a range of it,
@@ -264,4 +326,113 @@ sb_field() {
 		echo "${hex:0:8}-${hex:8:4}-${hex:12:4}-${hex:16:4}-${hex:20:12}" ;;
 	*) echo "sb_field: no field $2" >&2; return 1 ;;
 	esac
+}
+
+# ------------------------------------------------------------------
+# Devices that complete I/O asynchronously, as an NVMe SSD does (a RAM
+# disk completes a bio in the submitter's context, so races between a
+# submission and a completion never show on it).
+
+# ram_devs MIB N: N brd RAM disks of MIB each, /dev/ram0 .. /dev/ram<N-1>
+# (brd's size is one module parameter for all of them; pages are only
+# allocated when written).
+ram_devs() {
+	modprobe -r brd 2>/dev/null
+	modprobe brd rd_nr="$2" rd_size=$(($1 * 1024)) max_part=0 || return 1
+	at_exit "modprobe -r brd"
+}
+
+# delay_table DEV READ_MS WRITE_MS [FLUSH_MS]: a dm-delay table over DEV
+# (flushes delayed as writes unless FLUSH_MS is given)
+delay_table() {
+	echo "0 $(sectors "$1") delay $1 0 $2 $1 0 $3 $1 0 ${4:-$3}"
+}
+
+# delay_dev NAME DEV READ_MS WRITE_MS [FLUSH_MS]: create /dev/mapper/NAME
+delay_dev() {
+	local name=$1
+	shift
+	modprobe dm-delay 2>/dev/null
+	dmsetup create "$name" --table "$(delay_table "$@")" || return 1
+	at_exit "dm_remove '$name'"
+}
+
+# delay_set NAME DEV READ_MS WRITE_MS [FLUSH_MS]: new delays (the bios it
+# holds are sent on first: resume suspends a device with a new table)
+delay_set() {
+	local name=$1
+	shift
+	dmsetup load "$name" --table "$(delay_table "$@")" &&
+		dmsetup resume "$name"
+}
+
+# delay_held NAME CLASS: bios a dm-delay device holds now; CLASS 1 reads,
+# 2 writes, 3 flushes
+delay_held() {
+	dmsetup status "$1" | awk -v c="$2" '{ print $(3 + c) }'
+}
+
+# wait_held NAME CLASS N SECONDS: wait until NAME holds at least N bios of
+# CLASS (an I/O known to be parked there); 1 if it never did
+wait_held() {
+	local end=$((SECONDS + $4))
+	while [ "$(delay_held "$1" "$2")" -lt "$3" ]; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		nap 0.05
+	done
+}
+
+# nap SECONDS: sleep without starting a process (under TCG a process
+# start costs more than the nap): a read with a timeout on a FIFO
+# nobody writes to
+_nap_fd=
+nap() {
+	local f
+	if [ -z "$_nap_fd" ]; then
+		f=$(mktemp -u /tmp/tac-nap.XXXXXX)
+		mkfifo "$f" && exec {_nap_fd}<>"$f"
+		rm -f "$f"
+	fi
+	read -r -t "$1" -u "$_nap_fd" _ 2>/dev/null
+	return 0
+}
+
+# nullb_dev VAR MIB COMPLETION_NS [ATTR=VALUE...]: a memory-backed
+# null_blk device that copies data at submission and completes from a
+# timer COMPLETION_NS later (irqmode=2), with discard; its path in VAR.
+# ATTRs are further configfs settings (e.g. queue_mode=0 irqmode=0: a
+# bio-based device completing in the submitter's context; cache_size=N:
+# a volatile write cache of N MiB, with flush and FUA).
+nullb_dev() {
+	local var=$1 d kv
+	modprobe configfs 2>/dev/null
+	mountpoint -q /sys/kernel/config ||
+		mount -t configfs none /sys/kernel/config || return 1
+	modprobe null_blk nr_devices=0 2>/dev/null
+	[ -d /sys/kernel/config/nullb ] || return 1
+	d=/sys/kernel/config/nullb/tac_$var
+	mkdir "$d" || return 1
+	at_exit "echo 0 > '$d/power'; rmdir '$d'"
+	echo "$2" >"$d/size" && echo 1 >"$d/memory_backed" &&
+		echo 2 >"$d/irqmode" && echo "$3" >"$d/completion_nsec" &&
+		echo 1 >"$d/discard" || return 1
+	for kv in "${@:4}"; do
+		echo "${kv#*=}" >"$d/${kv%%=*}" || return 1
+	done
+	echo 1 >"$d/power" || return 1
+	udevadm settle 2>/dev/null
+	[ -b "/dev/tac_$var" ] || return 1
+	declare -g "$var=/dev/tac_$var"
+}
+
+# udev_quiet PATTERN: udev neither probes (blkid) nor watches the dm
+# devices whose names match the glob PATTERN (e.g. "tr_*|tacr"), so no
+# read of udev's lands in the middle of a race or is counted as the
+# test's own I/O.  Undone at exit.
+udev_quiet() {
+	local f=/run/udev/rules.d/56-tac-test-$$.rules
+	mkdir -p /run/udev/rules.d 2>/dev/null || return 1
+	echo "SUBSYSTEM==\"block\", KERNEL==\"dm-*\", ENV{DM_NAME}==\"$1\", ENV{DM_UDEV_DISABLE_DISK_RULES_FLAG}=\"1\", ENV{DM_UDEV_DISABLE_OTHER_RULES_FLAG}=\"1\", OPTIONS+=\"nowatch\"" >"$f" || return 1
+	at_exit "rm -f '$f'; udevadm control --reload"
+	udevadm control --reload
 }

@@ -3,10 +3,11 @@
 #
 # Run dm-tac VM selftests (kselftest runner style) inside one VM boot.
 #
-#   run_all.sh [-t TIMEOUT] [-o COUNTS_FILE] [TEST...]
+#   run_all.sh [-t TIMEOUT] [-o COUNTS_FILE] [-x TEST]... [TEST...]
 #
 # Without TEST arguments, runs every executable tac_*.sh here in name
-# order.  Each test's TAP output is indented under one top-level TAP line.
+# order, but those named with -x (tests/check.sh runs some of them in a
+# VM of their own).  Each test's TAP output is indented under one top-level TAP line.
 # Prints "N passed, N failed, N skipped" (counting test cases) and writes
 # the same three numbers to COUNTS_FILE.  Exit 1 if anything failed.
 
@@ -14,12 +15,14 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 timeout=${TAC_TEST_TIMEOUT:-900}
 counts=
+skip=" "
 
-while getopts "t:o:" opt; do
+while getopts "t:o:x:" opt; do
 	case $opt in
 	t) timeout=$OPTARG ;;
 	o) counts=$OPTARG ;;
-	*) echo "usage: $0 [-t timeout] [-o counts_file] [test...]"; exit 2 ;;
+	x) skip+="$(basename "$OPTARG") " ;;
+	*) echo "usage: $0 [-t timeout] [-o counts_file] [-x test]... [test...]"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -29,6 +32,7 @@ if [ $# -gt 0 ]; then
 else
 	tests=()
 	for t in "$here"/tac_*.sh; do
+		[[ "$skip" == *" $(basename "$t") "* ]] && continue
 		[ -x "$t" ] && tests+=("$t")
 	done
 fi

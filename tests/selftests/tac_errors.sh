@@ -44,7 +44,7 @@ for i in 1 2 3; do
 done
 dmsetup message tacerr 0 reset_stats
 dd if="$dev" of=/dev/null bs=64k count=64 iflag=direct status=none
-check_eq "setup: the region is cached (1024 hits)" 1024 "$(tac_field tacerr 4)"
+check_eq "setup: the region is cached (1024 hits)" 1024 "$(tac_stat tacerr read_hits)"
 
 # 1. The cache silently drops writes: write-through writes to cached
 #    blocks leave stale data there.  Reads must still be right.
@@ -53,7 +53,7 @@ if swap tacerr_c "0 $clen flakey $cache_lo 0 0 3600 1 drop_writes"; then
 	check_eq "dropped cache writes: reads return the new data" \
 		"$(dev_md5 "$origin" 0 1)" "$(dev_md5 "$dev" 0 1)"
 	check_ge "dropped cache writes: detected as checksum errors" 1 \
-		"$(tac_field tacerr 16)"
+		"$(tac_stat tacerr cache_errors)"
 	# Fills dropped too: a fresh region read twice.
 	dd if="$dev" of=/dev/null bs=64k skip=128 count=32 iflag=direct status=none
 	sleep 1
@@ -65,7 +65,7 @@ else
 fi
 
 # 2. Cache writes fail: the user's writes still succeed.
-e0=$(tac_field tacerr 16)
+e0=$(tac_stat tacerr cache_errors)
 if swap tacerr_c "0 $clen flakey $cache_lo 0 0 3600 1 error_writes"; then
 	dd if="$dev" of=/dev/null bs=64k count=16 iflag=direct status=none
 	if dd if=/dev/urandom of="$dev" bs=4k count=64 seek=16 oflag=direct status=none; then
@@ -76,7 +76,7 @@ if swap tacerr_c "0 $clen flakey $cache_lo 0 0 3600 1 error_writes"; then
 	check_eq "failed cache writes: the data is right" \
 		"$(dev_md5 "$origin" 0 1)" "$(dev_md5 "$dev" 0 1)"
 	check_ge "failed cache writes are counted" $((e0 + 1)) \
-		"$(tac_field tacerr 16)"
+		"$(tac_stat tacerr cache_errors)"
 	swap tacerr_c "0 $clen linear $cache_lo 0"
 else
 	tap_skip "failed cache writes" "dm-flakey unavailable"
@@ -91,8 +91,8 @@ swap tacerr_c "0 $clen error"
 check_eq "dead cache: every byte still reads right" \
 	"$(dev_md5 "$origin" 0 4)" "$(dev_md5 "$dev" 0 4)"
 check_eq "dead cache: switched to passthrough" passthrough \
-	"$(tac_field tacerr 11)"
-check_eq "dead cache: status says degraded" degraded "$(tac_field tacerr 19)"
+	"$(tac_stat tacerr mode)"
+check_eq "dead cache: status says degraded" degraded "$(tac_stat tacerr state)"
 kmsg_has "switching to passthrough" &&
 	tap_ok "dead cache: the switch is logged" ||
 	tap_fail "dead cache: the switch is logged" "no DMERR line"
@@ -101,7 +101,7 @@ check_cmd "dead cache: writes still succeed" \
 swap tacerr_c "0 $clen linear $cache_lo 0"
 dmsetup message tacerr 0 mode writethrough
 check_eq "mode message re-arms after a degradation" ok \
-	"$(tac_field tacerr 19)"
+	"$(tac_stat tacerr state)"
 
 # 4. Origin errors reach the user, on reads and writes.
 swap tacerr_o "0 $olen error"

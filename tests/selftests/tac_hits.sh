@@ -22,7 +22,7 @@ writes() { awk '{ print $5 }' "/sys/block/$(basename "$1")/stat"; }
 wait_promotions() {
 	local i
 	for i in $(seq 100); do
-		[ "$(tac_field tachit 8)" -ge "$1" ] && return 0
+		[ "$(tac_stat tachit promotions)" -ge "$1" ] && return 0
 		sleep 0.1
 	done
 	return 1
@@ -39,41 +39,41 @@ dmsetup message tachit 0 reset_stats
 
 # 1000 blocks of 4 KiB at 4 MiB, read once: 1000 misses, 1000 promotions.
 dd if="$dev" of=/dev/null bs=4k skip=1024 count=1000 iflag=direct status=none
-check_eq "first pass: 1000 read misses" 1000 "$(tac_field tachit 5)"
+check_eq "first pass: 1000 read misses" 1000 "$(tac_stat tachit read_misses)"
 wait_promotions 1000
-check_eq "first pass: 1000 promotions" 1000 "$(tac_field tachit 8)"
-check_eq "first pass: 1000 blocks used" 1000 "$(tac_field tachit 2 | cut -d/ -f1)"
+check_eq "first pass: 1000 promotions" 1000 "$(tac_stat tachit promotions)"
+check_eq "first pass: 1000 blocks used" 1000 "$(tac_stat tachit used)"
 
 r0=$(reads "$origin")
 dd if="$dev" of=/dev/null bs=4k skip=1024 count=1000 iflag=direct status=none
-check_eq "second pass: 1000 read hits" 1000 "$(tac_field tachit 4)"
-check_eq "second pass: no new misses" 1000 "$(tac_field tachit 5)"
+check_eq "second pass: 1000 read hits" 1000 "$(tac_stat tachit read_hits)"
+check_eq "second pass: no new misses" 1000 "$(tac_stat tachit read_misses)"
 check_eq "second pass: no origin reads" "$r0" "$(reads "$origin")"
 
 # The same blocks in 64 KiB requests: split per block, all hits.
 dd if="$dev" of=/dev/null bs=64k skip=64 count=62 iflag=direct status=none
 check_eq "64 KiB requests over cached blocks: 992 more hits" 1992 \
-	"$(tac_field tachit 4)"
+	"$(tac_stat tachit read_hits)"
 check_eq "64 KiB requests: still no origin reads" "$r0" "$(reads "$origin")"
 
 # A read of part of a 4 KiB unit is a hit too: the whole unit is read
 # into dm-tac's own pages and checked against its checksum there.
 want=$(dd if="$origin" bs=1k skip=$((1024 * 4 + 1)) count=1 iflag=direct status=none | md5sum)
 r0=$(reads "$origin")
-h0=$(tac_field tachit 4)
+h0=$(tac_stat tachit read_hits)
 got=$(dd if="$dev" bs=1k skip=$((1024 * 4 + 1)) count=1 iflag=direct status=none | md5sum)
 check_eq "a 1 KiB read inside a cached block is a hit" $((h0 + 1)) \
-	"$(tac_field tachit 4)"
+	"$(tac_stat tachit read_hits)"
 check_eq "...with no origin read" "$r0" "$(reads "$origin")"
 check_eq "...and the origin's data" "$want" "$got"
 check_eq "...checked against its unit's checksum (no cache error)" 0 \
-	"$(tac_field tachit 16)"
+	"$(tac_stat tachit cache_errors)"
 
 # A read spanning cached and uncached blocks: hits for the cached ones.
 dmsetup message tachit 0 reset_stats
 dd if="$dev" of=/dev/null bs=64k skip=$(( (1024 + 992) / 16 )) count=1 iflag=direct status=none
-check_eq "mixed request: 8 hits" 8 "$(tac_field tachit 4)"
-check_eq "mixed request: 8 misses" 8 "$(tac_field tachit 5)"
+check_eq "mixed request: 8 hits" 8 "$(tac_stat tachit read_hits)"
+check_eq "mixed request: 8 misses" 8 "$(tac_stat tachit read_misses)"
 
 # Data read through the target equals the origin's, cached or not.
 check_eq "cached range reads back the origin's bytes" \
@@ -84,7 +84,7 @@ dmsetup message tachit 0 reset_stats
 cw0=$(writes "$cache")
 ow0=$(writes "$origin")
 dd if=/dev/urandom of="$dev" bs=4k seek=1100 count=10 oflag=direct status=none
-check_eq "write-through: 10 write hits" 10 "$(tac_field tachit 6)"
+check_eq "write-through: 10 write hits" 10 "$(tac_stat tachit write_hits)"
 check_ge "write-through: the cache device got the writes" $((cw0 + 10)) \
 	"$(writes "$cache")"
 check_ge "write-through: the origin got the writes" $((ow0 + 10)) \
@@ -100,13 +100,13 @@ check_eq "...with the new data" \
 # Write-around: writes invalidate, the next read misses and re-fills.
 dmsetup message tachit 0 mode writearound
 dmsetup message tachit 0 reset_stats
-used=$(tac_field tachit 2 | cut -d/ -f1)
+used=$(tac_stat tachit used)
 dd if=/dev/urandom of="$dev" bs=4k seek=1200 count=10 oflag=direct status=none
-check_eq "write-around: 10 invalidations" 10 "$(tac_field tachit 15)"
+check_eq "write-around: 10 invalidations" 10 "$(tac_stat tachit invalidations)"
 check_eq "write-around: invalidated blocks are freed at once" \
-	$((used - 10)) "$(tac_field tachit 2 | cut -d/ -f1)"
+	$((used - 10)) "$(tac_stat tachit used)"
 dd if="$dev" of=/dev/null bs=4k skip=1200 count=10 iflag=direct status=none
-check_eq "write-around: reads of written blocks miss" 10 "$(tac_field tachit 5)"
+check_eq "write-around: reads of written blocks miss" 10 "$(tac_stat tachit read_misses)"
 check_eq "write-around: data is the new data" \
 	"$(dd if="$origin" bs=4k skip=1200 count=10 iflag=direct status=none | md5sum)" \
 	"$(dd if="$dev" bs=4k skip=1200 count=10 iflag=direct status=none | md5sum)"
@@ -115,9 +115,9 @@ check_eq "write-around: data is the new data" \
 dmsetup message tachit 0 mode passthrough
 dmsetup message tachit 0 reset_stats
 dd if="$dev" of=/dev/null bs=4k skip=1024 count=100 iflag=direct status=none
-check_eq "passthrough: no hits on cached blocks" 0 "$(tac_field tachit 4)"
-check_eq "passthrough: 100 misses" 100 "$(tac_field tachit 5)"
-check_eq "passthrough: no promotions" 0 "$(tac_field tachit 8)"
+check_eq "passthrough: no hits on cached blocks" 0 "$(tac_stat tachit read_hits)"
+check_eq "passthrough: 100 misses" 100 "$(tac_stat tachit read_misses)"
+check_eq "passthrough: no promotions" 0 "$(tac_stat tachit promotions)"
 
 through=$(dev_md5 "$dev")
 dm_remove tachit

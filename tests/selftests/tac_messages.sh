@@ -13,12 +13,12 @@ scratch_dev cache 16
 dev=/dev/mapper/tacmsg
 
 tac_create tacmsg "$origin" "$cache" 8 || ksft_skip "cannot create the device"
-check_eq "the default mode is writethrough" writethrough "$(tac_field tacmsg 11)"
-check_eq "status field 19 (state) starts ok" ok "$(tac_field tacmsg 19)"
+check_eq "the default mode is writethrough" writethrough "$(tac_stat tacmsg mode)"
+check_eq "status field 19 (state) starts ok" ok "$(tac_stat tacmsg state)"
 
 for m in writearound passthrough writethrough; do
 	dmsetup message tacmsg 0 mode "$m"
-	check_eq "mode message switches to $m" "$m" "$(tac_field tacmsg 11)"
+	check_eq "mode message switches to $m" "$m" "$(tac_stat tacmsg mode)"
 	check_eq "TABLE follows the mode ($m)" "mode $m" \
 		"$(dmsetup table tacmsg | awk '{ print $8, $9 }')"
 done
@@ -70,19 +70,19 @@ dmsetup message tacmsg 0 reset_stats
 for i in 7 900 300 2000 50 1500 1111 4000; do
 	dd if="$dev" of=/dev/null bs=4k skip=$i count=1 iflag=direct status=none
 done
-check_eq "8 scattered 4 KiB reads are random requests" 8 "$(tac_field tacmsg 13)"
-check_eq "...and no sequential ones" 0 "$(tac_field tacmsg 12)"
-check_eq "random read misses count them (field 26)" 8 "$(tac_field tacmsg 26)"
+check_eq "8 scattered 4 KiB reads are random requests" 8 "$(tac_stat tacmsg random_requests)"
+check_eq "...and no sequential ones" 0 "$(tac_stat tacmsg seq_requests)"
+check_eq "random read misses count them (field 26)" 8 "$(tac_stat tacmsg random_read_misses)"
 dd if="$dev" of=/dev/null bs=128k skip=100 count=10 iflag=direct status=none
-check_eq "10 reads of 128 KiB are sequential requests" 10 "$(tac_field tacmsg 12)"
-check_eq "...and not random read misses" 8 "$(tac_field tacmsg 26)"
+check_eq "10 reads of 128 KiB are sequential requests" 10 "$(tac_stat tacmsg seq_requests)"
+check_eq "...and not random read misses" 8 "$(tac_stat tacmsg random_read_misses)"
 sleep 1
 for i in 7 900 300 2000 50 1500 1111 4000; do
 	dd if="$dev" of=/dev/null bs=4k skip=$i count=1 iflag=direct status=none
 done
 check_eq "random reads of promoted blocks are random read hits (field 25)" 8 \
-	"$(tac_field tacmsg 25)"
-check_ge "extents are tracked" 9 "$(tac_field tacmsg 17)"
+	"$(tac_stat tacmsg random_read_hits)"
+check_ge "extents are tracked" 9 "$(tac_stat tacmsg tracked_extents)"
 
 # heat: the hottest extents, hottest first, three fields each.
 out=$(dmsetup message tacmsg 0 heat 3)
@@ -96,13 +96,16 @@ check_eq "heat: extent and start sector agree (32 blocks of 8 sectors)" \
 
 # invalidate drops every clean block; reset_stats zeroes the counters.
 sleep 1
-check_ge "blocks are cached before invalidate" 1 "$(tac_field tacmsg 2 | cut -d/ -f1)"
+check_ge "blocks are cached before invalidate" 1 "$(tac_stat tacmsg used)"
 dmsetup message tacmsg 0 invalidate
-check_eq "invalidate drops every block" 0 "$(tac_field tacmsg 2 | cut -d/ -f1)"
-check_ge "invalidate counts its invalidations" 1 "$(tac_field tacmsg 15)"
+check_eq "invalidate drops every block" 0 "$(tac_stat tacmsg used)"
+check_ge "invalidate counts its invalidations" 1 "$(tac_stat tacmsg invalidations)"
 dmsetup message tacmsg 0 reset_stats
 check_eq "reset_stats zeroes the counters" "0 0 0 0 0 0 0 0 0 0 0 0 0 0" \
-	"$(dmsetup status tacmsg | awk '{ print $7,$8,$9,$10,$11,$12,$13,$15,$16,$17,$18,$19,$28,$29 }')"
+	"$(tac_stat tacmsg read_hits read_misses write_hits write_misses \
+		promotions demotions writebacks seq_requests random_requests \
+		bypassed invalidations cache_errors random_read_hits \
+		random_read_misses)"
 dm_remove tacmsg
 
 # Every optional argument on the table line comes back in TABLE, in

@@ -21,7 +21,7 @@ dev=/dev/mapper/tacscan
 # tested is the policy's decisions, the same in every run.
 tac_create tacscan "$origin" "$cache" 8 mode writethrough max_cache_inflight 65536 ||
 	ksft_skip "cannot create the device"
-total=$(tac_field tacscan 2 | cut -d/ -f2)
+total=$(tac_stat tacscan total)
 hot_blocks=$((total * 2 / 5))
 diag "cache holds $total blocks; hot set $hot_blocks blocks; scan $((total * 4)) blocks"
 
@@ -33,7 +33,7 @@ fio --name=hot --filename="$dev" --direct=1 --rw=randread --bs=4k \
 wait_fills() {
 	local i p
 	for i in $(seq 100); do
-		p=$(tac_field tacscan 8)
+		p=$(tac_stat tacscan promotions)
 		[ "$p" -ge "$1" ] && return 0
 		sleep 0.1
 	done
@@ -45,19 +45,19 @@ fio --name=hotcheck --filename="$dev" --direct=1 --rw=randread --bs=4k \
 	--offset=0 --size=$((hot_blocks * 4))k --ioengine=psync \
 	--output=/dev/null
 check_eq "the hot set is cached before the scan" "$hot_blocks" \
-	"$(tac_field tacscan 4)"
+	"$(tac_stat tacscan read_hits)"
 
 # The scan: four times the cache, sequentially, in 128 KiB reads, over a
 # region that holds none of the hot set.
 dd if="$dev" of=/dev/null bs=128k skip=$(( (hot_blocks * 4 + 1023) / 128 + 8 )) \
 	count=$((total * 4 * 4 / 128)) iflag=direct status=none
-seq=$(tac_field tacscan 12)
-bypassed=$(tac_field tacscan 14)
+seq=$(tac_stat tacscan seq_requests)
+bypassed=$(tac_stat tacscan bypassed)
 check_ge "the scan was classified sequential" 100 "$seq"
 check_ge "scan blocks were bypassed rather than admitted" $((total * 2)) \
 	"$bypassed"
-used=$(tac_field tacscan 2 | cut -d/ -f1)
-diag "after the scan: used $used, promotions $(tac_field tacscan 8), evictions $(tac_field tacscan 9), bypassed $bypassed"
+used=$(tac_stat tacscan used)
+diag "after the scan: used $used, promotions $(tac_stat tacscan promotions), evictions $(tac_stat tacscan demotions), bypassed $bypassed"
 check_ge "the scan filled the cache's free space (aggressive filling)" \
 	$((total * 90 / 100)) "$used"
 
@@ -65,7 +65,7 @@ dmsetup message tacscan 0 reset_stats
 fio --name=hotagain --filename="$dev" --direct=1 --rw=randread --bs=4k \
 	--offset=0 --size=$((hot_blocks * 4))k --ioengine=psync \
 	--output=/dev/null
-hits=$(tac_field tacscan 4)
+hits=$(tac_stat tacscan read_hits)
 diag "hot set hits after the scan: $hits of $hot_blocks (LRU would keep 0)"
 check_ge "at least 95% of the hot set survives a scan 4x the cache" \
 	$((hot_blocks * 95 / 100)) "$hits"

@@ -23,7 +23,7 @@ check_eq "superblock records the origin size" "$(sectors "$origin")" \
 	"$(sb_field "$cache" origin_sectors)"
 check_eq "a running cache is marked unclean on disk" False \
 	"$(sb_field "$cache" clean)"
-total=$(tac_field tacsb 2 | cut -d/ -f2)
+total=$(tac_stat tacsb total)
 check_eq "status total blocks match the superblock" \
 	"$(sb_field "$cache" nr_cblocks)" "$total"
 dm_remove tacsb

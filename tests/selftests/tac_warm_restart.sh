@@ -27,11 +27,11 @@ check_eq "removal leaves a clean superblock" True "$(sb_field "$cache" clean)"
 kmsg_mark
 tac_create tacwarm "$origin" "$cache" 8 mode writethrough max_cache_inflight 65536
 check_ge "the saved mappings are loaded" $N \
-	"$(tac_field tacwarm 2 | cut -d/ -f1)"
+	"$(tac_stat tacwarm used)"
 dmsetup message tacwarm 0 reset_stats
 dd if="$dev" of=/dev/null bs=4k count=$N iflag=direct status=none
-check_eq "after a warm restart every block hits" $N "$(tac_field tacwarm 4)"
-check_eq "after a warm restart no block misses" 0 "$(tac_field tacwarm 5)"
+check_eq "after a warm restart every block hits" $N "$(tac_stat tacwarm read_hits)"
+check_eq "after a warm restart no block misses" 0 "$(tac_stat tacwarm read_misses)"
 check_eq "warm data is the origin's" "$(dev_md5 "$origin" 0 8)" \
 	"$(dev_md5 "$dev" 0 8)"
 kmsg_has "extent temperatures restored" &&
@@ -45,7 +45,7 @@ dmsetup reload tacwarm --table "$(dmsetup table tacwarm)"
 dmsetup suspend tacwarm && dmsetup resume tacwarm
 dmsetup message tacwarm 0 reset_stats
 dd if="$dev" of=/dev/null bs=4k count=$N iflag=direct status=none
-check_eq "after suspend and reload every block hits" $N "$(tac_field tacwarm 4)"
+check_eq "after suspend and reload every block hits" $N "$(tac_stat tacwarm read_hits)"
 dm_remove tacwarm
 
 # Damage one saved map sector: detected, cold start, right data.
@@ -57,7 +57,7 @@ kmsg_has "is damaged: starting cold" &&
 	tap_ok "a damaged map sector is detected and logged" ||
 	tap_fail "a damaged map sector is detected and logged" "$(dmesg | grep tac | tail -n 2)"
 # (udev's probes may fill a few blocks; the 2048 saved ones are gone.)
-check_le "...and the cache starts cold" 1000 "$(tac_field tacwarm 2 | cut -d/ -f1)"
+check_le "...and the cache starts cold" 1000 "$(tac_stat tacwarm used)"
 check_eq "...and the data is the origin's" "$(dev_md5 "$origin" 0 8)" \
 	"$(dev_md5 "$dev" 0 8)"
 dd if="$dev" of=/dev/null bs=4k count=$N iflag=direct status=none
@@ -73,7 +73,7 @@ kmsg_has "temperatures start cold" &&
 	tap_ok "damaged temperatures are detected and logged" ||
 	tap_fail "damaged temperatures are detected and logged" "$(dmesg | grep tac | tail -n 2)"
 check_ge "...while the mappings still load" $N \
-	"$(tac_field tacwarm 2 | cut -d/ -f1)"
+	"$(tac_stat tacwarm used)"
 dm_remove tacwarm
 
 # Unclean stop: the write-through contents are dropped.
@@ -85,6 +85,6 @@ kmsg_has "unclean shutdown: clean blocks dropped" &&
 	tap_ok "an unclean stop drops the cached blocks (logged)" ||
 	tap_fail "an unclean stop drops the cached blocks (logged)" "$(dmesg | grep tac | tail -n 2)"
 check_le "...and the saved blocks are not mapped" 1000 \
-	"$(tac_field tacwarm 2 | cut -d/ -f1)"
+	"$(tac_stat tacwarm used)"
 
 tap_done

@@ -17,7 +17,7 @@ scratch_dev cache 16
 dev=/dev/mapper/tacwb
 
 writes() { awk '{ print $5 }' "/sys/block/$(basename "$1")/stat"; }
-dirty() { tac_field tacwb 3; }
+dirty() { tac_stat tacwb dirty_blocks; }
 # wait_until DESC SECONDS CONDITION...: poll a shell condition
 wait_until() {
 	local t=$(( $2 * 10 ))
@@ -33,7 +33,7 @@ dd if=/dev/urandom of="$origin" bs=1M count=64 oflag=direct status=none
 # No idle cleaning and a high threshold: dirty blocks stay until asked.
 tac_create tacwb "$origin" "$cache" 8 mode writeback dirty_threshold 90 \
 	clean_idle_ms 0 || ksft_skip "cannot create the device"
-check_eq "mode writeback" writeback "$(tac_field tacwb 11)"
+check_eq "mode writeback" writeback "$(tac_stat tacwb mode)"
 
 # 1. Whole-block writes go to the cache only.
 w0=$(writes "$origin")
@@ -44,18 +44,18 @@ check_eq "...and the origin got no writes" "$w0" "$(writes "$origin")"
 want=$(md5sum <"$_scratch/img" | cut -d' ' -f1)
 check_eq "dirty data reads back from the cache" "$want" "$(dev_md5 "$dev" 1 4)"
 check_eq "reads of dirty blocks are hits" 1 \
-	"$([ "$(tac_field tacwb 4)" -ge 1024 ] && echo 1)"
+	"$([ "$(tac_stat tacwb read_hits)" -ge 1024 ] && echo 1)"
 
 # 2. FLUSH and FUA commit the metadata.
-c0=$(tac_field tacwb 22)
+c0=$(tac_stat tacwb commits)
 dd if=/dev/zero of="$dev" bs=4k count=1 seek=2000 oflag=direct conv=fsync status=none
-check_ge "fsync commits the metadata" $((c0 + 1)) "$(tac_field tacwb 22)"
-c0=$(tac_field tacwb 22)
+check_ge "fsync commits the metadata" $((c0 + 1)) "$(tac_stat tacwb commits)"
+c0=$(tac_stat tacwb commits)
 dd if=/dev/zero of="$dev" bs=4k count=1 seek=2001 oflag=direct,dsync status=none
 check_ge "an O_DSYNC (FUA) write commits the metadata" $((c0 + 1)) \
-	"$(tac_field tacwb 22)"
+	"$(tac_stat tacwb commits)"
 check_eq "the superblock's sequence is shown" \
-	"$(sb_field "$cache" seq)" "$(tac_field tacwb 23)"
+	"$(sb_field "$cache" seq)" "$(tac_stat tacwb commit_seq)"
 
 # 3. Suspend keeps dirty blocks; so do removal and re-creation.
 d=$(dirty)
@@ -72,12 +72,12 @@ check_eq "re-creation restores the dirty blocks" "$d" "$(dirty)"
 check_eq "...with their data" "$want" "$(dev_md5 "$dev" 1 4)"
 
 # 4. 'flush' writes everything back, coalescing consecutive blocks.
-wb0=$(tac_field tacwb 10)
-cw0=$(tac_field tacwb 24)
+wb0=$(tac_stat tacwb writebacks)
+cw0=$(tac_stat tacwb cleaner_writes)
 check_cmd "flush message" dmsetup message tacwb 0 flush
 check_eq "after flush nothing is dirty" 0 "$(dirty)"
-wb=$(( $(tac_field tacwb 10) - wb0 ))
-cw=$(( $(tac_field tacwb 24) - cw0 ))
+wb=$(( $(tac_stat tacwb writebacks) - wb0 ))
+cw=$(( $(tac_stat tacwb cleaner_writes) - cw0 ))
 check_ge "flush wrote back every dirty block" "$d" "$wb"
 diag "write-back: $wb blocks in $cw origin writes"
 check_le "consecutive dirty blocks are coalesced (>= 8 blocks per write)" \
@@ -87,7 +87,7 @@ check_eq "the origin holds the data after flush" "$want" \
 
 # 5. The dirty threshold starts the cleaner; idle time finishes the job.
 dmsetup message tacwb 0 set dirty_threshold 10
-total=$(tac_field tacwb 2 | cut -d/ -f2)
+total=$(tac_stat tacwb total)
 fio --name=fill --filename="$dev" --direct=1 --rw=randwrite --bs=4k \
 	--size=12M --offset=20M --ioengine=psync --output=/dev/null
 wait_until "threshold" 30 '[ "$(dirty)" -le $((total / 10)) ]'
@@ -101,14 +101,14 @@ check_eq "idle cleaning brings dirty blocks to zero" 0 "$(dirty)"
 # 6. Progress under constant foreground load.
 dmsetup message tacwb 0 set clean_idle_ms 0
 dmsetup message tacwb 0 set dirty_threshold 5
-wb0=$(tac_field tacwb 10)
+wb0=$(tac_stat tacwb writebacks)
 fio --name=load --filename="$dev" --direct=1 --rw=randwrite --bs=4k \
 	--size=24M --offset=8M --ioengine=libaio --iodepth=8 --runtime=20 \
 	--time_based --output=/dev/null &
 fpid=$!
 sleep 10
-mid=$(tac_field tacwb 10)
-state=$(tac_field tacwb 20)
+mid=$(tac_stat tacwb writebacks)
+state=$(tac_stat tacwb cleaner)
 wait $fpid
 diag "under load: $((mid - wb0)) blocks written back in the first 10 s, cleaner '$state'"
 check_ge "the cleaner makes progress under constant load" $((wb0 + 50)) "$mid"
@@ -119,7 +119,7 @@ check_le "dirty blocks stay near the threshold under load" \
 dd if=/dev/urandom of="$dev" bs=64k count=16 seek=100 oflag=direct status=none
 check_cmd "mode writethrough from writeback" dmsetup message tacwb 0 mode writethrough
 check_eq "...returns with nothing dirty" 0 "$(dirty)"
-check_eq "...in writethrough" writethrough "$(tac_field tacwb 11)"
+check_eq "...in writethrough" writethrough "$(tac_stat tacwb mode)"
 check_eq "...and the origin has the data" "$(dev_md5 "$dev" 6 1)" \
 	"$(dev_md5 "$origin" 6 1)"
 dmsetup message tacwb 0 mode writeback
@@ -145,7 +145,7 @@ kmsg_has " $d dirty blocks recovered" &&
 dmsetup message tacwb 0 reset_stats
 dd if="$dev" of=/dev/null bs=64k skip=300 count=16 iflag=direct status=none
 check_eq "...while the clean blocks were dropped (no hits on them)" 0 \
-	"$(tac_field tacwb 4)"
+	"$(tac_stat tacwb read_hits)"
 check_eq "...with their data" "$want" "$(dev_md5 "$dev" 1 4)"
 dm_remove tacwb
 
@@ -168,7 +168,7 @@ check_cmd "tacmeta writeback copies the dirty blocks it can read" \
 	"$TACMETA" writeback "$cache" "$origin"
 tac_create tacwb "$origin" "$cache" 8 mode writeback discard_dirty
 check_eq "discard_dirty starts without the dirty blocks" 0 "$(dirty)"
-check_le "...cold (udev's probes aside)" 1000 "$(tac_field tacwb 2 | cut -d/ -f1)"
+check_le "...cold (udev's probes aside)" 1000 "$(tac_stat tacwb used)"
 dm_remove tacwb
 
 # 10. A failing cache in write-back: errors, never stale data.
@@ -183,7 +183,7 @@ if dd if="$dev" of=/dev/null bs=4k skip=3200 count=1 iflag=direct status=none 2>
 else
 	tap_ok "a dirty block the cache cannot read returns an error"
 fi
-check_eq "...and the cache's state is latched 'fail'" fail "$(tac_field tacwb 19)"
+check_eq "...and the cache's state is latched 'fail'" fail "$(tac_stat tacwb state)"
 if dd if=/dev/zero of="$dev" bs=4k seek=3201 count=1 oflag=direct status=none 2>/dev/null; then
 	tap_fail "a write to a dirty block the cache cannot take fails" "succeeded"
 else

@@ -91,8 +91,10 @@ check "hanging KVM: the run succeeds under TCG" \
 	eval 'is "$rc" 0 && printed hello && is "$(starts)" "KVM hang,TCG boot"'
 check "hanging KVM: stderr says TCG, from the probe" \
 	said '^vm: TCG, from the probe (.*did not boot.*TIMEOUT'
-check "hanging KVM: the probe gave up at its 5 s limit ($(probe_secs)s <= 7), the run took ${secs}s <= 12" \
-	eval 'within 7 "$(probe_secs)" && within 12'
+# Elapsed times are bounded loosely (a loaded host is slow): they only
+# tell "gave up at a limit" from "waited for the 15 s timeout".
+check "hanging KVM: the probe gave up at its limit, before the run's 15 s timeout ($(probe_secs)s, run ${secs}s <= 14)" \
+	eval 'within 14 "$(probe_secs)" && within 14'
 check "hanging KVM: the verdict is cached" \
 	eval 'grep -q "^kvm=no" "$(cached "$VM_KVM_CACHE")" 2>/dev/null'
 
@@ -102,7 +104,6 @@ check "cache: no probe boot, only the TCG run" \
 	eval 'is "$rc" 0 && printed again && is "$(starts)" "TCG boot"'
 check "cache: stderr says TCG, from the cache" \
 	said '^vm: TCG, from the cache (the probe of .*did not boot'
-check "cache: no wait for the probe's 5 s (run took ${secs}s <= 4)" within 4
 
 # The key holds the guest kernel: another kernel is probed afresh.
 if "$top/qemu/kernel-release" 6.12 >/dev/null 2>&1; then
@@ -114,8 +115,8 @@ fi
 # A KVM that makes QEMU abort at once (this machine's) costs no wait.
 export VM_KVM_CACHE=$tmp/cache-abort
 FAKE_QEMU_KVM=abort vm -- true
-check "aborting KVM: TCG from the probe, QEMU's complaint quoted, no 30 s wait (${secs}s <= 10)" \
-	eval 'is "$rc" 0 && said "^vm: TCG, from the probe (.*failed to set MSR 0x10a" && within 10'
+check "aborting KVM: TCG from the probe, QEMU's complaint quoted, no 30 s wait (${secs}s <= 14)" \
+	eval 'is "$rc" 0 && said "^vm: TCG, from the probe (.*failed to set MSR 0x10a" && within 14'
 
 # A KVM that works is used, and so is its cached verdict.
 export VM_KVM_CACHE=$tmp/cache-good
@@ -149,8 +150,8 @@ check "make puts VM_KVM=no from its command line into a recipe's environment" \
 # keeps talking, is not.
 export VM_KVM=no
 FAKE_QEMU_TCG=hang vm --stall-timeout 2 -- true
-check "silent boot: killed, 'no console output for 2 s', exit 125, no 15 s wait (${secs}s <= 10)" \
-	eval 'is "$rc" 125 && said "no console output for 2 s" && within 10'
+check "silent boot: killed, 'no console output for 2 s', exit 125, before the 15 s timeout (${secs}s <= 14)" \
+	eval 'is "$rc" 125 && said "no console output for 2 s" && within 14'
 FAKE_QEMU_TCG=boot vm --stall-timeout 1 -- sh -c 'sleep 3; echo done'
 check "silent command after its start: not killed" \
 	eval 'is "$rc" 0 && printed done'
