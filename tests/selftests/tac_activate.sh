@@ -46,7 +46,7 @@ check_eq "tables: the table line it would load" \
 	"$("$act" -c "$tab" tables)"
 out=$("$act" -c "$tab" start 2>&1)
 check_eq "start creates the device from the tactab" "0 writeback" \
-	"$? $(tac_field tacact 11)"
+	"$? $(tac_stat tacact mode)"
 diag_lines "$out"
 check_cmd "...and says so" grep -q "tacact: started, /dev/mapper/tacact, writeback" <<<"$out"
 udevadm settle 2>/dev/null
@@ -60,8 +60,8 @@ dd if=/dev/urandom of="$mnt/big" bs=1M count=8 status=none
 for i in $(seq 20); do echo "file $i" >"$mnt/small$i"; done
 sums=$(cd "$mnt" && md5sum big small* | md5sum)
 umount "$mnt"
-used=$(tac_field tacact 2 | cut -d/ -f1)
-dirty=$(tac_field tacact 3)
+used=$(tac_stat tacact used)
+dirty=$(tac_stat tacact dirty_blocks)
 diag "before stop: $used blocks cached, $dirty dirty"
 check_ge "write-back: the files left dirty blocks" 100 "$dirty"
 
@@ -74,8 +74,8 @@ check_eq "...and the dirty blocks recorded" "$dirty" "$(sb_field "$cache" nr_dir
 kmsg_mark
 out=$("$act" -c "$tab" start 2>&1)
 check_eq "start again" 0 $?
-check_ge "...warm: every saved block is loaded" "$used" "$(tac_field tacact 2 | cut -d/ -f1)"
-check_eq "...the dirty ones with them" "$dirty" "$(tac_field tacact 3)"
+check_ge "...warm: every saved block is loaded" "$used" "$(tac_stat tacact used)"
+check_eq "...the dirty ones with them" "$dirty" "$(tac_stat tacact dirty_blocks)"
 kmsg_has "last shutdown clean" && tap_ok "...after a clean shutdown (kernel log)" ||
 	tap_fail "...after a clean shutdown (kernel log)" "$(dmesg | grep tac)"
 udevadm settle 2>/dev/null
@@ -86,17 +86,17 @@ umount "$mnt"
 # Dirty blocks are loaded after any stop: warm means the clean ones too.
 check_cmd "flush: every dirty block written back, all cached blocks clean" \
 	dmsetup message tacact 0 flush
-used=$(tac_field tacact 2 | cut -d/ -f1)
+used=$(tac_stat tacact used)
 check_cmd "stop" "$act" -c "$tab" stop
 check_cmd "start" "$act" -c "$tab" start
 check_eq "...warm: every clean block is back" "$used 0" \
-	"$(tac_field tacact 2 | cut -d/ -f1) $(tac_field tacact 3)"
+	"$(tac_stat tacact used dirty_blocks)"
 udevadm settle 2>/dev/null
 mount "$dev" "$mnt"
 dmsetup message tacact 0 reset_stats
 check_eq "every file reads back right" "$sums" "$(cd "$mnt" && md5sum big small* | md5sum)"
-hits=$(tac_field tacact 4)
-misses=$(tac_field tacact 5)
+hits=$(tac_stat tacact read_hits)
+misses=$(tac_stat tacact read_misses)
 diag "reading the files: $hits blocks from the cache, $misses from the origin"
 check_ge "...mostly from the cache (read hits, blocks)" 1000 "$hits"
 check_ge "...more hits than misses" "$misses" "$hits"
@@ -142,7 +142,7 @@ out=$(<"$log")
 diag_lines "$out"
 check_eq "start with bad lines and missing disks exits 1" 1 $rc
 check_eq "...but the good devices are up (one waited for)" "writeback writethrough" \
-	"$(tac_field tacact 11) $(tac_field tac2 11)"
+	"$(tac_stat tacact mode) $(tac_stat tac2 mode)"
 for want in "tactab:3: tacbad: 'format' re-formats the cache" \
 	    "tactab:4: tacuuid: 'UUID=1234-abcd' names a file system" \
 	    "tacgone: origin $byid/ata-NOT_THERE did not appear within 4 s" \

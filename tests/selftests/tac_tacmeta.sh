@@ -93,6 +93,8 @@ kverdict() {
 	kn=$((kn + 1))
 	echo "tac_tacmeta: image $kn" >/dev/kmsg
 	if dmsetup load tacmk --table "0 $osz tac $origin $dmg 8 $NOPT $OPTS" 2>/dev/null; then
+		# used/total and dirty_blocks (dm-tac/status-fields 2 and 3):
+		# tac_stat reads the live table, not the inactive one.
 		read -r _ _ _ _ st d _ < <(dmsetup status --inactive tacmk)
 		klog_read
 		t=0
