@@ -25,6 +25,8 @@
 #   default: unit vmrunner install vm:6.1 vm:6.12
 #   TESTS="tac_hits.sh ..."   only these VM selftests
 #   TORTURE_SECONDS=N         passed on to tac_torture.sh in the VMs
+#   TACMETA_IMAGES=N          randomly damaged images tac_tacmeta.sh
+#                             checks (default 10)
 #   TAC_TEST_TIMEOUT=S        time limit of each VM selftest (default 900)
 #   VM_TIMEOUT=S              time limit of each VM (qemu/vm)
 #   SERIAL=1                  one VM at a time
@@ -98,6 +100,7 @@ vm_run() {
 	# shellcheck disable=SC2086
 	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console-$k.log" \
 		-- env ${TORTURE_SECONDS:+TORTURE_SECONDS=$TORTURE_SECONDS} \
+		${TACMETA_IMAGES:+TACMETA_IMAGES=$TACMETA_IMAGES} \
 		tests/selftests/run_all.sh -o "$rw/counts" "${x[@]}" \
 		${TAC_TEST_TIMEOUT:+-t $TAC_TEST_TIMEOUT} ${TESTS:-} \
 		>"$out/vm-$k.log" 2>&1

@@ -19,9 +19,18 @@ the VM's 9p root costs more than the work.
                                     sector checksums fixed
   lost IMG SECTOR                   origin blocks of the dirty entries in
                                     map sector SECTOR
-  checks DIR...                     'tacmeta check' of every DIR/<n>.img,
-                                    through its main() in this process:
-                                    DIR/<n>.out and a line "DIR/<n> <exit>"
+  counts IMG                        'tacmeta dump IMG', its JSON read:
+                                    the numbers of mappings, dirty entries
+                                    and temperature records
+  serve                             many commands, one process: a request
+                                    a line on stdin, its words separated by
+                                    tabs: [NAME=VALUE...] 'tacmeta ARG...'
+                                    (tacmeta's main(), the command line's
+                                    code) or one of the above, with those
+                                    variables in its environment; the
+                                    reply is what it
+                                    printed (stdout and stderr), then a
+                                    line "\x1e<exit status>"
 """
 import contextlib
 import importlib.machinery
@@ -32,6 +41,7 @@ import os
 import random
 import struct
 import sys
+import traceback
 
 BS = 4096
 here = os.path.dirname(os.path.abspath(__file__))
@@ -145,21 +155,65 @@ def lost(img, sector):
                    if e["dirty"] and cb // c.per == s))
 
 
-def checks(*dirs):
-    for d in dirs:
-        n = 1
-        while os.path.exists(os.path.join(d, "%d.img" % n)):
-            out = io.StringIO()
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-                rc = tm.main(["check", os.path.join(d, "%d.img" % n)])
-            with open(os.path.join(d, "%d.out" % n), "w") as f:
-                f.write(out.getvalue())
-            print("%s/%d %d" % (d, n, rc))
-            n += 1
+def counts(img):
+    import json
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = tm.main(["dump", img])
+    if rc:
+        return rc
+    j = json.loads(out.getvalue())
+    print(len(j["mappings"]), len(j["dirty"]), len(j["temperatures"]["records"]))
 
+
+def _run(words):
+    env = {}
+    while "=" in words[0]:
+        k, v = words.pop(0).split("=", 1)
+        env[k] = v
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        if words[0] == "tacmeta":
+            return tm.main(words[1:])
+        return COMMANDS[words[0]](*words[1:]) or 0
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                del os.environ[k]
+            else:
+                os.environ[k] = v
+
+
+def serve():
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            return
+        words = line.rstrip("\n").split("\t")
+        # As in a process of its own: the crc32c tacmeta starts with, and
+        # every device closed at the end.
+        tm._raw = tm._raw_python
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            try:
+                rc = _run(words)
+            except SystemExit as e:
+                rc = e.code if isinstance(e.code, int) else 1
+            except Exception:
+                traceback.print_exc()
+                rc = 99
+        while tm._opened:
+            tm._opened.pop().close()
+        text = out.getvalue()
+        if text and not text.endswith("\n"):
+            text += "\n"
+        sys.stdout.write("%s\x1e%d\n" % (text, rc))
+        sys.stdout.flush()
+
+
+COMMANDS = {"fill": fill, "write": write, "verify": verify, "damage": damage,
+            "forge": forge, "lost": lost, "counts": counts, "serve": serve}
 
 if __name__ == "__main__":
-    cmd, args = sys.argv[1], sys.argv[2:]
-    sys.exit({"fill": fill, "write": write, "verify": verify,
-              "damage": damage, "forge": forge, "lost": lost,
-              "checks": checks}[cmd](*args) or 0)
+    sys.exit(COMMANDS[sys.argv[1]](*sys.argv[2:]) or 0)
