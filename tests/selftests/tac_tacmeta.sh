@@ -122,32 +122,29 @@ cp "$_scratch/cache.img" "$img/clean.img"
 
 # kverdict IMAGE: what the kernel makes of a cache image, in $kv:
 # "refuse", or "load <blocks> <dirty> <temperatures restored>"; what the
-# kernel logged in $klog.  Not in a $(...) subshell.  Few programs run:
-# each costs a lot in the VM.
-kn=0
-# klog_read: the kernel log since the last kverdict began, in $klog
-klog_read() {
-	klog=$(dmesg)
-	klog=${klog##*tac_tacmeta: image $kn}
-}
+# kernel logged meanwhile in $klog; $out and $rc are kept.  Few programs
+# run: each costs a lot in the VM (the helper process copies and reads
+# the kernel log).
 kverdict() {
-	local st t d
-	cp "$1" "$_scratch/dmg.img"
-	kn=$((kn + 1))
-	echo "tac_tacmeta: image $kn" >/dev/kmsg
+	local st t d o=$out r=$rc
+	th copy "$1" "$_scratch/dmg.img"
+	th klog
 	if dmsetup load tacmk --table "0 $osz tac $origin $dmg 8 $NOPT $OPTS" 2>/dev/null; then
 		# used/total and dirty_blocks (dm-tac/status-fields 2 and 3):
 		# tac_stat reads the live table, not the inactive one.
 		read -r _ _ _ _ st d _ < <(dmsetup status --inactive tacmk)
-		klog_read
+		th klog
+		klog=$out
 		t=0
 		[[ $klog =~ \ ([0-9]+)\ extent\ temperatures\ restored ]] && t=${BASH_REMATCH[1]}
 		kv="load ${st%/*} $d $t"
 		dmsetup clear tacmk
 	else
-		klog_read
+		th klog
+		klog=$out
 		kv=refuse
 	fi
+	out=$o rc=$r
 }
 dmsetup create tacmk --notable || ksft_skip "dmsetup create --notable failed"
 at_exit "dmsetup remove tacmk"

@@ -19,6 +19,10 @@ the VM's 9p root costs more than the work.
                                     sector checksums fixed
   lost IMG SECTOR                   origin blocks of the dirty entries in
                                     map sector SECTOR
+  copy SRC DST                      copy a file
+  klog                              the kernel's messages since the last
+                                    klog (the first: since the helper
+                                    started), from /dev/kmsg
   counts IMG                        'tacmeta dump IMG', its JSON read:
                                     the numbers of mappings, dirty entries
                                     and temperature records
@@ -155,6 +159,35 @@ def lost(img, sector):
                    if e["dirty"] and cb // c.per == s))
 
 
+def copy(src, dst):
+    import shutil
+    shutil.copyfile(src, dst)
+
+
+_kmsg = None
+
+
+def _kmsg_open():
+    global _kmsg
+    if _kmsg is None:
+        _kmsg = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+        os.lseek(_kmsg, 0, os.SEEK_END)
+
+
+def klog():
+    _kmsg_open()
+    while True:
+        try:
+            rec = os.read(_kmsg, 8192)
+        except BlockingIOError:
+            return
+        except BrokenPipeError:     # overwritten before it was read
+            continue
+        # "prio,seq,usec,flags;message\n" and " KEY=value" lines
+        head, _, msg = rec.decode(errors="replace").partition(";")
+        print(msg.split("\n", 1)[0])
+
+
 def counts(img):
     import json
     out = io.StringIO()
@@ -186,6 +219,10 @@ def _run(words):
 
 
 def serve():
+    try:
+        _kmsg_open()
+    except OSError:
+        pass
     while True:
         line = sys.stdin.readline()
         if not line:
@@ -213,7 +250,8 @@ def serve():
 
 
 COMMANDS = {"fill": fill, "write": write, "verify": verify, "damage": damage,
-            "forge": forge, "lost": lost, "counts": counts, "serve": serve}
+            "forge": forge, "lost": lost, "copy": copy, "klog": klog,
+            "counts": counts, "serve": serve}
 
 if __name__ == "__main__":
     sys.exit(COMMANDS[sys.argv[1]](*sys.argv[2:]) or 0)
