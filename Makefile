@@ -6,8 +6,9 @@
 #   make KVER=6.12       build for another installed kernel
 #   make deps            install everything the tests and the demo need
 #   make demo            boot a VM: the disk model alone, dm-tac, dm-cache
-#   make check           unit tests, qemu/vm's own tests, VM selftests on
-#                        6.1 and 6.12, and the crash tests at CI size
+#   make check           unit tests, qemu/vm's own tests, the install tests'
+#                        host half, VM selftests on 6.1 and 6.12, and the
+#                        crash tests at CI size
 #   make check-crash     the crash tests of write-back at full size
 #   make check-unit      user-space unit tests (ASan/UBSan)
 #   make check-vm        VM selftests on one kernel (KVER=6.1 by default)
@@ -75,8 +76,9 @@ deps:
 # Everything: unit tests, the VM runner's own (tests/vmrunner, no VM) and
 # the host half of the install tests (tests/install: make install, the
 # systemd unit, DKMS's file list), the VM selftests on both LTS kernels
-# (and tac_coherence.sh of 6.1 in a VM of its own with 2 CPUs, so that its
-# races run in parallel), then the crash tests of write-back
+# (tac_coherence.sh of 6.1 in a VM of its own with 2 CPUs, so that its
+# races run in parallel; the tests of the user-space tools on 6.1 only,
+# see ONE_KERNEL_TESTS in tests/check.sh), then the crash tests of write-back
 # (tests/crash/README.md) at CI size: log replay and bad-metadata images
 # on one kernel, 20 power cuts on the other, side by side.
 CI_CRASH := WRITES=300 MAX_STATES=600 IMAGES=200 CYCLES=20

@@ -23,6 +23,11 @@
 #                   replay:KVER:STACK, powercut:KVER:STACK, fuzz:KVER;
 #                   SPEC+SPEC... runs them one after the other in one lane
 #   default: unit vmrunner install vm:6.1 vm:6.12
+#   ONE_KERNEL_TESTS="..."    VM selftests run on the first vm:KVER part's
+#                             kernel only (default tac_tacmeta.sh
+#                             tac_activate.sh: the user-space tools, and
+#                             make check's 30 minutes; "" runs them on
+#                             every kernel; a lone vm:KVER runs them)
 #   TESTS="tac_hits.sh ..."   only these VM selftests
 #   TORTURE_SECONDS=N         passed on to tac_torture.sh in the VMs
 #   TACMETA_IMAGES=N          randomly damaged images tac_tacmeta.sh
@@ -86,6 +91,7 @@ run_lanes() {
 }
 
 VM2_TESTS=${VM2_TESTS:-tac_coherence.sh}
+ONE_KERNEL_TESTS=${ONE_KERNEL_TESTS-tac_tacmeta.sh tac_activate.sh}
 
 vm_run() {
 	local k=$1 rw=$out/vm-$1 x=() t
@@ -94,6 +100,13 @@ vm_run() {
 	# Tests that run in the 2-CPU VM of this kernel are left out here.
 	if [ -z "${TESTS:-}" ] && [[ " ${vms2[*]} " == *" $k "* ]]; then
 		for t in $VM2_TESTS; do
+			x+=(-x "$t")
+		done
+	fi
+	# Those of one kernel only: in the first lane (vm:6.1 in make check,
+	# where tac_coherence.sh leaves time to spare).
+	if [ -z "${TESTS:-}" ] && [ "$k" != "${vms[0]}" ]; then
+		for t in $ONE_KERNEL_TESTS; do
 			x+=(-x "$t")
 		done
 	fi
