@@ -171,7 +171,7 @@ warm() {
 # background, so that a module that makes it wait for the parked I/O
 # only costs ACT seconds, never a deadlock.
 GATE=600000
-ACT=${TAC_RACES_ACT:-8}
+ACT=${TAC_RACES_ACT:-5}
 
 # gate NAME DEV READ WRITE FLUSH: set one delay device
 gate() {
