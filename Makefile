@@ -69,8 +69,8 @@ deps:
 # crash tests of write-back (tests/crash/README.md) at CI size: log replay
 # and bad-metadata images on one kernel, 12 power cuts on the other, side
 # by side.  The torture test gets 48 s of load (make check-torture runs
-# longer ones).  All of it took 28 minutes on 2 cores with 600 crash
-# states; 400 save about 2.5 of them.
+# longer ones).  With 600 replayed crash states all of it took 28
+# minutes on 2 cores; 400 save about 2.5 minutes.
 CI_CRASH := WRITES=300 MAX_STATES=400 IMAGES=200 CYCLES=12
 check: deps
 	@$(CI_CRASH) TORTURE_SECONDS=48 bash tests/check.sh unit vmrunner vm:6.1 vm:6.12 vm2:6.1 \
