@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Write-back races and their consequences, one case per cause (issue 9).
+# Write-back races and their consequences, one case per cause, each a way write-back once lost or damaged data.
 # Each case builds the exact interleaving that loses data, over devices
 # that complete asynchronously: the cache and the origin are dm-delay
 # devices over RAM disks (1 ms), and a case parks an I/O in flight at one
@@ -171,7 +171,7 @@ warm() {
 # background, so that a module that makes it wait for the parked I/O
 # only costs ACT seconds, never a deadlock.
 GATE=600000
-ACT=${TAC_RACES_ACT:-8}
+ACT=${TAC_RACES_ACT:-5}
 
 # gate NAME DEV READ WRITE FLUSH: set one delay device
 gate() {
