@@ -29,6 +29,8 @@
  *   WAITERS      bios are parked on it (c->parked, hashed by block)
  *   CLEANING     the cleaner took it; any write clears it, and the cleaner
  *                marks clean only a block that kept it
+ *   CLEAN_WANTED a flush outside write-back found this dirty block busy:
+ *                new writers park until the cleaner has taken it
  *   CLEANER_IO   the cleaner's origin write of it is in flight
  *   DISK_DIRTY, CLEAN_WRITTEN  what its on-disk entry may say (see
  *                dm-tac-metadata.c): such a block is never reused
@@ -64,7 +66,14 @@
  *    meanwhile), writes it to the origin with CLEANER_IO set (no discard
  *    unmaps X then, so no later origin write of X can be overtaken by the
  *    copy), and marks it clean only if CLEANING survived until the origin
- *    was flushed.
+ *    was flushed.  Outside write-back, while a flush (or a switch out of
+ *    write-back) waits for the last dirty block, the cleaner must win
+ *    against writers: each write of a dirty block it has taken waits for
+ *    it, and one it found busy is marked CLEAN_WANTED and listed for the
+ *    cleaner's next batch, ahead of its cursor: new writers (and then
+ *    readers, behind them) park, the cleaner goes ahead of the parked
+ *    bios and is kicked when the holders let go.  A dirty block rewritten
+ *    without pause is then cleaned once more, and the flush ends.
  * 6. Data checksums (c->crc, per unit, TAC_CRC_UNKNOWN when not known)
  *    change only under WRITER or PENDING, and are computed from our own
  *    pages, which no user can change under us.
@@ -207,8 +216,11 @@ bool __tac_cache_writable(struct tac_cache *c, u32 cb, bool dirty)
  */
 bool __tac_wait_cleaner(struct tac_cache *c, u32 cb)
 {
+	u16 st = c->cb_state[cb];
+
 	return c->mode != TAC_MODE_WRITEBACK &&
-	       (c->cb_state[cb] & CB_CLEANING);
+	       ((st & CB_CLEANING) ||
+		((st & CB_CLEAN_WANTED) && c->flush_wanted));
 }
 
 /* The owner of clean block @cb makes it dirty with its write (rule 3). */
@@ -253,6 +265,28 @@ void __tac_defer(struct tac_cache *c, struct bio *bio)
 	queue_work(c->wq, &c->worker);
 }
 
+/*
+ * Every parked bio tries again: after a change of mode or the end of a
+ * flush, a bio may be parked on a reason that no longer holds
+ * (CLEAN_WANTED), with nothing left to wake it.  One that must still
+ * wait parks again.
+ */
+void __tac_wake_all(struct tac_cache *c)
+{
+	struct bio *bio;
+	bool any = false;
+	u32 i;
+
+	for (i = 0; i < TAC_PARK_SIZE; i++)
+		while ((bio = bio_list_pop(&c->parked[i]))) {
+			c->cb_state[tac_pb(bio)->park_cb] &= ~CB_WAITERS;
+			bio_list_add(&c->deferred, bio);
+			any = true;
+		}
+	if (any)
+		queue_work(c->wq, &c->worker);
+}
+
 /* Hand the bios parked on @cb to the worker, in the order they came. */
 static void __wake(struct tac_cache *c, u32 cb)
 {
@@ -276,8 +310,13 @@ static void __wake(struct tac_cache *c, u32 cb)
 /* Whoever may be parked can try again once no reader or writer is left. */
 static void __released(struct tac_cache *c, u32 cb)
 {
-	if (!(c->cb_state[cb] & (CB_READERS | CB_WRITER)))
+	u16 st = c->cb_state[cb];
+
+	if (!(st & (CB_READERS | CB_WRITER))) {
 		__wake(c, cb);
+		if ((st & CB_CLEAN_WANTED) && c->flush_wanted)
+			tac_wb_kick(c);
+	}
 	__maybe_free(c, cb);
 	__update_hold(c, cb);
 }
@@ -311,6 +350,26 @@ static bool __dirty_for(struct tac_cache *c, u32 cb, u64 oblock)
 }
 
 /*
+ * Mark @cb CLEAN_WANTED and list it in c->wanted[], which the cleaner's
+ * next batch takes first, before its cursor: the cursor may have passed
+ * the block, and its writers wait until the cleaner has it.  With the
+ * list full the block is not marked (its writers do not wait).
+ */
+static void __want_clean(struct tac_cache *c, u32 cb)
+{
+	u32 i;
+
+	for (i = 0; i < c->nr_wanted && c->wanted[i] != cb; i++)
+		;
+	if (i == c->nr_wanted) {
+		if (c->nr_wanted == TAC_WANTED_MAX)
+			return;
+		c->wanted[c->nr_wanted++] = cb;
+	}
+	c->cb_state[cb] |= CB_CLEAN_WANTED;
+}
+
+/*
  * The cleaner (rule 5).  clean_start: take @cb, dirty for @oblock, shared
  * to read it; false if it is busy or no longer that block's (it is left
  * for a later batch).  read_done: the read is over, the origin write
@@ -319,9 +378,24 @@ static bool __dirty_for(struct tac_cache *c, u32 cb, u64 oblock)
  */
 bool __tac_clean_start(struct tac_cache *c, u32 cb, u64 oblock)
 {
-	if (!__dirty_for(c, cb, oblock) || !__tac_try_share(c, cb))
+	u16 st = c->cb_state[cb];
+
+	if (!__dirty_for(c, cb, oblock))
 		return false;
-	c->cb_state[cb] |= CB_CLEANING;
+	if ((st & CB_CLEAN_WANTED) && !(st & (CB_WRITER | CB_PENDING |
+					      CB_DOOMED)) &&
+	    (st & CB_READERS) != CB_READERS) {
+		/* Ahead of the writers parked on it (rule 5). */
+		c->cb_state[cb]++;
+		c->cache_inflight++;
+		__update_hold(c, cb);
+	} else if (!__tac_try_share(c, cb)) {
+		if (c->flush_wanted && c->mode != TAC_MODE_WRITEBACK &&
+		    !(st & CB_DOOMED))
+			__want_clean(c, cb);
+		return false;
+	}
+	c->cb_state[cb] = (c->cb_state[cb] | CB_CLEANING) & ~CB_CLEAN_WANTED;
 	return true;
 }
 
@@ -373,7 +447,8 @@ void __tac_invalidate(struct tac_cache *c, u32 cb)
 {
 	c->policy->ops->unmap(c->policy, to_cblock(cb));
 	c->n.invalidations++;
-	c->cb_state[cb] = (c->cb_state[cb] | CB_DOOMED) & ~CB_CLEANING;
+	c->cb_state[cb] = (c->cb_state[cb] | CB_DOOMED) &
+			  ~(CB_CLEANING | CB_CLEAN_WANTED);
 	tac_md_changed(c, cb);
 	__maybe_free(c, cb);
 }

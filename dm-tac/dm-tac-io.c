@@ -731,6 +731,8 @@ static void tac_verify_endio(struct bio *copy)
 		retry = true;
 	}
 	__tac_unshare(c, pb->cblock);
+	/* Once deferred the bio is the worker's: nothing of it after. */
+	pb->copy = NULL;
 	if (retry) {
 		pb->route = ROUTE_RETRY;
 		__tac_defer(c, bio);
@@ -745,7 +747,6 @@ static void tac_verify_endio(struct bio *copy)
 
 		bio_copy_data_iter(bio, &dst, copy, &src);
 	}
-	pb->copy = NULL;
 	tac_copy_free(c, copy);
 	if (!retry)
 		tac_complete(bio, good ? BLK_STS_OK : status);

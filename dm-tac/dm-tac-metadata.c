@@ -703,6 +703,13 @@ void tac_md_commit_kick(struct tac_cache *c)
  * drained, the data flushed first) and the temperatures, then a clean
  * superblock (whose own flush makes them durable before it).
  * Temperatures are a hint: without memory for them they are not saved.
+ *
+ * After a clean shutdown the clean entries are trusted: each says the
+ * origin holds what the cache block holds.  Fills and write-through
+ * writes since the origin's last flush may still be in the origin's
+ * volatile cache, so the origin is flushed before any entry is written;
+ * if that fails the superblock stays unclean and the next start drops
+ * the clean entries.
  */
 int tac_md_save(struct tac_cache *c)
 {
@@ -712,6 +719,12 @@ int tac_md_save(struct tac_cache *c)
 	int r;
 
 	flush_work(&c->commit_work);
+	r = blkdev_issue_flush(c->origin);
+	if (r) {
+		DMERR("flushing the origin device failed (%d): the cache is not saved as clean",
+		      r);
+		return r;
+	}
 	mutex_lock(&c->md.lock);
 	bitmap_fill(pages, n);
 	spin_lock_irq(&c->lock);

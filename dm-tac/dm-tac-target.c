@@ -775,6 +775,8 @@ static int tac_msg_mode(struct tac_cache *c, unsigned int argc, char **argv)
 		return -EIO;
 	}
 	c->mode = mode;
+	if (mode == TAC_MODE_WRITEBACK)
+		__tac_wake_all(c);	/* writes no longer wait for the cleaner */
 	if (c->health == TAC_DEGRADED) {
 		c->health = TAC_OK;
 		c->errors = 0;	/* error_threshold counts afresh */

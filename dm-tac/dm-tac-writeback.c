@@ -323,18 +323,39 @@ static int tac_clean_batch(struct tac_cache *c)
 				     PAGE_SIZE);
 	u32 max_run = min_t(u32, c->tun.clean_batch,
 			    max(BIO_MAX_VECS / per_block, 1U));
-	u32 n, i, next = 0, cleaned = 0, writes = 0, nr_runs;
+	u32 n = 0, m, i, j, wanted, next = 0, cleaned = 0, writes = 0;
+	u32 nr_runs;
+	tac_oblock_t ob;
+	bool dirty;
 
 	spin_lock_irq(&c->lock);
-	n = c->policy->ops->dirty_batch(c->policy, to_oblock(c->clean_cursor),
-					cl->maps, batch);
-	for (i = 0; i < n; i++) {
-		cl->blk[i].oblock = from_oblock(cl->maps[i].oblock);
-		cl->blk[i].cblock = from_cblock(cl->maps[i].cblock);
-		cl->blk[i].taken = false;
+	/* First the blocks a flush found busy (CLEAN_WANTED, blocks.c). */
+	for (i = 0; i < c->nr_wanted; i++)
+		if (c->policy->ops->mapping(c->policy, to_cblock(c->wanted[i]),
+					    &ob, &dirty) && dirty) {
+			cl->blk[n].oblock = from_oblock(ob);
+			cl->blk[n].cblock = c->wanted[i];
+			cl->blk[n++].taken = false;
+		}
+	c->nr_wanted = 0;
+	wanted = n;
+	m = n < batch ? c->policy->ops->dirty_batch(c->policy,
+			to_oblock(c->clean_cursor), cl->maps, batch - n) : 0;
+	for (i = 0; i < m; i++) {
+		u32 cb = from_cblock(cl->maps[i].cblock);
+
+		if (c->cb_state[cb] & CB_CLEAN_WANTED) {
+			for (j = 0; j < wanted && cl->blk[j].cblock != cb; j++)
+				;
+			if (j < wanted)
+				continue;	/* in this batch already */
+		}
+		cl->blk[n].oblock = from_oblock(cl->maps[i].oblock);
+		cl->blk[n].cblock = cb;
+		cl->blk[n++].taken = false;
 	}
-	if (n)
-		c->clean_cursor = cl->blk[n - 1].oblock + 1;
+	if (m)
+		c->clean_cursor = from_oblock(cl->maps[m - 1].oblock) + 1;
 	spin_unlock_irq(&c->lock);
 
 	while (next < n) {
@@ -374,7 +395,10 @@ static enum tac_cleaner_state __clean_goal(struct tac_cache *c)
 	u64 low = high - high / 20;	/* "a little under" the threshold */
 
 	if (!dirty) {
+		if (c->flush_wanted)
+			__tac_wake_all(c);	/* none waits for CLEAN_WANTED */
 		c->flush_wanted = false;
+		c->nr_wanted = 0;
 		return CLEANER_IDLE;
 	}
 	if (c->flush_wanted)

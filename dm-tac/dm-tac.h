@@ -109,7 +109,8 @@ struct tac_tunables {
  * dm-tac-blocks.c; the metadata and write-back code use it through the
  * functions declared below, never by touching the bits themselves.
  */
-#define CB_READERS	0x007fU		/* shared holders: hits, the cleaner */
+#define CB_READERS	0x003fU		/* shared holders: hits, the cleaner */
+#define CB_CLEAN_WANTED	0x0040U		/* a flush's cleaner found it busy */
 #define CB_FRESH	0x0080U		/* dirty by the write in flight only */
 #define CB_WRITER	0x0100U		/* the exclusive holder: a cache write */
 #define CB_PENDING	0x0200U		/* data not there yet: reads go around */
@@ -136,6 +137,7 @@ struct tac_stream {
 /* Bios parked on a held block, hashed by cache block. */
 #define TAC_PARK_BITS	6
 #define TAC_PARK_SIZE	BIT(TAC_PARK_BITS)
+#define TAC_WANTED_MAX	64	/* CLEAN_WANTED blocks at a time */
 
 /*
  * A data unit's checksum: the low 16 bits of its crc32c, 0 meaning "not
@@ -197,6 +199,8 @@ struct tac_cache {
 	u64 clean_mark;			/* writebacks at the interval's start */
 	unsigned long clean_mark_time;
 	bool flush_wanted;		/* clean everything */
+	u32 nr_wanted;			/* blocks in wanted[] */
+	u32 wanted[TAC_WANTED_MAX];	/* CLEAN_WANTED: cleaned first */
 	struct tac_tunables tun;
 	struct tac_policy *policy;
 	u16 *cb_state;			/* per cache block, CB_* */
@@ -320,6 +324,7 @@ void __tac_write_done(struct tac_cache *c, u32 cb);
 bool __tac_entry_dirty(struct tac_cache *c, u32 cb, bool dirty);
 void __tac_park(struct tac_cache *c, u32 cb, struct bio *bio);
 void __tac_defer(struct tac_cache *c, struct bio *bio);
+void __tac_wake_all(struct tac_cache *c);
 void __tac_unshare(struct tac_cache *c, u32 cb);
 void __tac_disown(struct tac_cache *c, u32 cb);
 bool __tac_clean_start(struct tac_cache *c, u32 cb, u64 oblock);

@@ -12,6 +12,8 @@
 #                   field list matches the Documentation and tac_status()
 #     vmrunner      qemu/vm's KVM probe and stall watchdog, with a
 #                   stand-in QEMU (no VM)
+#     install       make install, the systemd unit, DKMS's file list (no
+#                   VM; tests/install/check.sh host)
 #     vm:KVER       VM selftests (tests/selftests) on kernel 6.1 or 6.12
 #     vm2:KVER      the VM selftests that need two CPUs to race
 #                   (VM2_TESTS, default tac_coherence.sh), in a VM of
@@ -20,9 +22,16 @@
 #     crash:SPEC    a part of tests/crash/check.sh: selftest,
 #                   replay:KVER:STACK, powercut:KVER:STACK, fuzz:KVER;
 #                   SPEC+SPEC... runs them one after the other in one lane
-#   default: unit vmrunner vm:6.1 vm:6.12
+#   default: unit vmrunner install vm:6.1 vm:6.12
+#   ONE_KERNEL_TESTS="..."    VM selftests run on the first vm:KVER part's
+#                             kernel only (default tac_tacmeta.sh
+#                             tac_activate.sh: the user-space tools, and
+#                             make check's 30 minutes; "" runs them on
+#                             every kernel; a lone vm:KVER runs them)
 #   TESTS="tac_hits.sh ..."   only these VM selftests
 #   TORTURE_SECONDS=N         passed on to tac_torture.sh in the VMs
+#   TACMETA_IMAGES=N          randomly damaged images tac_tacmeta.sh
+#                             checks (default 10)
 #   TAC_TEST_TIMEOUT=S        time limit of each VM selftest (default 900)
 #   VM_TIMEOUT=S              time limit of each VM (qemu/vm)
 #   SERIAL=1                  one VM at a time
@@ -42,7 +51,7 @@ out=$top/out/check
 mkdir -p "$out"
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(unit vmrunner vm:6.1 vm:6.12)
+[ ${#parts[@]} -gt 0 ] || parts=(unit vmrunner install vm:6.1 vm:6.12)
 
 passed=0
 failed=0
@@ -82,6 +91,7 @@ run_lanes() {
 }
 
 VM2_TESTS=${VM2_TESTS:-tac_coherence.sh}
+ONE_KERNEL_TESTS=${ONE_KERNEL_TESTS-tac_tacmeta.sh tac_activate.sh}
 
 vm_run() {
 	local k=$1 rw=$out/vm-$1 x=() t
@@ -93,9 +103,17 @@ vm_run() {
 			x+=(-x "$t")
 		done
 	fi
+	# Those of one kernel only: in the first lane (vm:6.1 in make check,
+	# where tac_coherence.sh leaves time to spare).
+	if [ -z "${TESTS:-}" ] && [ "$k" != "${vms[0]}" ]; then
+		for t in $ONE_KERNEL_TESTS; do
+			x+=(-x "$t")
+		done
+	fi
 	# shellcheck disable=SC2086
 	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console-$k.log" \
 		-- env ${TORTURE_SECONDS:+TORTURE_SECONDS=$TORTURE_SECONDS} \
+		${TACMETA_IMAGES:+TACMETA_IMAGES=$TACMETA_IMAGES} \
 		tests/selftests/run_all.sh -o "$rw/counts" "${x[@]}" \
 		${TAC_TEST_TIMEOUT:+-t $TAC_TEST_TIMEOUT} ${TESTS:-} \
 		>"$out/vm-$k.log" 2>&1
@@ -172,7 +190,7 @@ crash_host=()
 crash_vm=()
 for part in "${parts[@]}"; do
 	case $part in
-	unit | vmrunner) ;;
+	unit | vmrunner | install) ;;
 	vm:*) vms+=("${part#vm:}") ;;
 	vm2:*) vms2+=("${part#vm2:}") ;;
 	crash:selftest) crash_host+=(selftest) ;;
@@ -214,6 +232,10 @@ for part in "${parts[@]}"; do
 	vmrunner)
 		host_part vmrunner "qemu/vm tests (stand-in QEMU, no VM)" \
 			bash tests/vmrunner/run.sh
+		;;
+	install)
+		host_part install "install tests, host half (no VM)" \
+			bash tests/install/check.sh host
 		;;
 	esac
 done

@@ -46,7 +46,7 @@ read -r -a MODES <<<"${TORTURE_MODES:-writeback writethrough writearound passthr
 BSS=(8 16 128)			# 4, 8, 64 KiB
 STACKS=(ram delay nullb)
 NSCEN=$(( ${#MODES[@]} * ${#BSS[@]} ))
-SLICE=$((SECONDS_TOTAL / (NSCEN * ITER)))
+SLICE=$(( (SECONDS_TOTAL + NSCEN * ITER - 1) / (NSCEN * ITER) ))	# rounded up: at least SECONDS_TOTAL
 [ "$SLICE" -ge 2 ] || SLICE=2
 REGION_MIB=8
 CACHE_MIB=2

@@ -87,4 +87,43 @@ kmsg_has "unclean shutdown: clean blocks dropped" &&
 check_le "...and the saved blocks are not mapped" 1000 \
 	"$(tac_stat tacwarm used)"
 
+# A clean removal saves clean entries, which say "the origin holds this
+# block": the origin's copies must be durable (flushed) before that, or a
+# power cut after the removal leaves cached blocks the origin does not
+# match, served after the next start as if they were.  The origin here is
+# a dm-log-writes device, which logs a write only once a flush after it
+# completed: the write-through write below, never flushed by anyone
+# else, is in its log only if the removal flushed the origin.
+dm_remove tacwarm
+if modprobe dm-log-writes 2>/dev/null; then
+	scratch_dev lorigin 8
+	scratch_dev llog 16
+	scratch_dev lcache 8
+	dmsetup create taclw --table "0 $(sectors "$lorigin") log-writes $lorigin $llog"
+	at_exit "dmsetup remove taclw 2>/dev/null"
+	tac_create taclwc /dev/mapper/taclw "$lcache" 8 mode writethrough
+	dd if=/dev/mapper/taclwc of=/dev/null bs=4k skip=256 count=1 iflag=direct status=none
+	for i in $(seq 50); do
+		[ "$(tac_stat taclwc promotions)" -ge 1 ] && break
+		sleep 0.1
+	done
+	dd if=/dev/urandom of="$_scratch/w" bs=4k count=1 status=none
+	dd if="$_scratch/w" of=/dev/mapper/taclwc bs=4k seek=256 count=1 \
+		oflag=direct status=none
+	check_eq "the write-through write hit a cached block" 1 \
+		"$(tac_stat taclwc write_hits)"
+	dm_remove taclwc
+	# The log as it is with dm-log-writes still there: its removal
+	# logs the unflushed writes too.  Its thread logs within moments.
+	sleep 1
+	dd if="$llog" of="$_scratch/log.img" bs=1M iflag=direct status=none
+	dmsetup remove taclw
+	check_eq "a clean removal flushes the origin before it saves clean entries (the write is in dm-log-writes' log)" \
+		yes "$(python3 -c 'import sys
+log = open(sys.argv[1], "rb").read()
+print("yes" if open(sys.argv[2], "rb").read() in log else "no")' "$_scratch/log.img" "$_scratch/w")"
+else
+	tap_skip "a clean removal flushes the origin before it saves clean entries" "no dm-log-writes"
+fi
+
 tap_done

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Write-back races and their consequences, one case per cause (issue 9).
+# Write-back races and their consequences, one case per cause, each a way
+# write-back once lost or damaged data, or hung.
 # Each case builds the exact interleaving that loses data, over devices
 # that complete asynchronously: the cache and the origin are dm-delay
 # devices over RAM disks (1 ms), and a case parks an I/O in flight at one
@@ -171,7 +172,7 @@ warm() {
 # background, so that a module that makes it wait for the parked I/O
 # only costs ACT seconds, never a deadlock.
 GATE=600000
-ACT=${TAC_RACES_ACT:-8}
+ACT=${TAC_RACES_ACT:-5}
 
 # gate NAME DEV READ WRITE FLUSH: set one delay device
 gate() {
@@ -695,6 +696,48 @@ cause10_leave() {
 	fi
 }
 
+# A dirty block written again and again, by two writers that take turns
+# (each write held 300 ms at the cache, the other one parked behind it),
+# is never free when the cleaner looks: leaving write-back waited for
+# as long as the writes went on.  Nothing is lost either way; the
+# message must end while the writes go on, and the block end up clean.
+cause10_rewritten() {
+	local msg=$1 d="'$1' ends while one dirty block is rewritten without pause" w1 w2 p r n t0 setup=
+	mkpat n4k 4096 "new"
+	fresh 8 $WB
+	wr "$T" $X n4k
+	[ "$(f 3)" -ge 1 ] || setup=" the write did not make the block dirty"
+	delays 1 1 1 300
+	( while :; do wr "$T" $X n4k; done ) 2>/dev/null &
+	w1=$!
+	( while :; do wr "$T" $X n4k; done ) 2>/dev/null &
+	w2=$!
+	wait_held tr_dly_c 2 1 30 || setup+=" the writes never reached the cache"
+	t0=$(date +%s%N)
+	spawn dmsetup message tacr 0 $msg
+	p=$spawned
+	settle $p $ACT
+	r=$?
+	n=$(f 3)
+	diag "cause10_rewritten: '$msg' returned $r after $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+	kill $w1 $w2 2>/dev/null
+	wait $w1 $w2 2>/dev/null
+	if [ "$r" = 124 ]; then
+		kill -INT $p 2>/dev/null	# the wait is interruptible
+		wait $p
+	fi
+	delays 1 1 1 1
+	if [ -n "$setup" ]; then
+		tap_fail "$d" "setup:$setup"
+	elif [ "$r" = 0 ] && [ "$n" = 0 ]; then
+		check_parts "$d" "$T $X n4k old4k" "$O $X n4k old4k"
+	elif [ "$r" = 124 ]; then
+		tap_fail "$d${setup:+ (setup: $setup)}" "the message was still waiting after ${ACT}s, $n dirty blocks"
+	else
+		tap_fail "$d${setup:+ (setup: $setup)}" "expected 0 dirty blocks, found $n (message exit $r)"
+	fi
+}
+
 cause10_big_blocks() {
 	local i
 	mkpat n4k 4096 "new"
@@ -779,6 +822,8 @@ run cause8 writethrough "an unprivileged user changing an in-flight O_DIRECT rea
 run cause10_fail_resume
 run cause10_leave "mode writethrough"
 run cause10_leave flush
+run cause10_rewritten "mode writethrough"
+run cause10_rewritten "mode writearound"
 run cause10_big_blocks
 run cause10_slot1
 
