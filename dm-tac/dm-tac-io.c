@@ -97,6 +97,15 @@ static bool __tac_stream(struct tac_cache *c, struct bio *bio, bool write)
 	u64 cutoff = (u64)c->tun.sequential_cutoff_kb << 1;
 	int i, oldest = 0;
 
+	/*
+	 * Small requests are never part of a stream and leave the table
+	 * alone: random database I/O would otherwise push real streams
+	 * out of it, and a request of a block or two gains nothing from
+	 * being read around the cache.
+	 */
+	if (end - start < TAC_STREAM_MIN_SECTORS)
+		return false;
+
 	for (i = 0; i < TAC_STREAMS; i++) {
 		if (st[i].end == start && st[i].sectors) {
 			s = &st[i];
@@ -839,13 +848,8 @@ miss:
 	c->n.read_misses += b - b0;
 	if (c->last_class == TAC_RANDOM)
 		c->n.random_read_misses += b - b0;
-	if (pb->stream && c->mode != TAC_MODE_PASSTHROUGH) {
-		u64 i;
-
-		for (i = b0; i < b; i++)
-			if (__tac_lookup(c, i, &cb) == LK_NONE)
-				c->n.bypassed++;
-	}
+	if (pb->stream && c->mode != TAC_MODE_PASSTHROUGH)
+		c->n.bypassed += b - b0;
 
 	/*
 	 * Promotions, for at most cap blocks from the start of the run; a

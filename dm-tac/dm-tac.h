@@ -123,6 +123,7 @@ struct tac_tunables {
 
 /* Recent sequential streams, per direction (dm-tac-io.c). */
 #define TAC_STREAMS	16
+#define TAC_STREAM_MIN_SECTORS	128	/* 64 KiB: smaller ones never stream */
 
 struct tac_stream {
 	sector_t end;			/* where the next request would start */
