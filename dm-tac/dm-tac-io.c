@@ -98,6 +98,14 @@ static bool __tac_stream(struct tac_cache *c, struct bio *bio, bool write)
 	int i, oldest = 0;
 
 	/*
+	 * The rest of a request already counted (a split's remainder that
+	 * did not come back on the CPU that split it: it ends where that
+	 * request ended): its verdict.
+	 */
+	for (i = 0; i < TAC_STREAMS; i++)
+		if (st[i].sectors && start > st[i].first && end == st[i].end)
+			return cutoff && st[i].sectors >= cutoff;
+	/*
 	 * Small requests are never part of a stream and leave the table
 	 * alone: random database I/O would otherwise push real streams
 	 * out of it, and a request of a block or two gains nothing from
@@ -118,6 +126,7 @@ static bool __tac_stream(struct tac_cache *c, struct bio *bio, bool write)
 		s = &st[oldest];
 		s->sectors = 0;
 	}
+	s->first = start;
 	s->end = end;
 	s->sectors += end - start;
 	s->last = jiffies;

@@ -126,6 +126,7 @@ struct tac_tunables {
 #define TAC_STREAM_MIN_SECTORS	128	/* 64 KiB: smaller ones never stream */
 
 struct tac_stream {
+	sector_t first;			/* where its last request started */
 	sector_t end;			/* where the next request would start */
 	u64 sectors;			/* length so far */
 	unsigned long last;		/* jiffies of its last request */
