@@ -106,12 +106,14 @@ static bool __tac_stream(struct tac_cache *c, struct bio *bio, bool write)
 		if (st[i].sectors && start > st[i].first && end == st[i].end)
 			return cutoff && st[i].sectors >= cutoff;
 	/*
-	 * Small requests are never part of a stream and leave the table
-	 * alone: random database I/O would otherwise push real streams
-	 * out of it, and a request of a block or two gains nothing from
-	 * being read around the cache.
+	 * Small requests (under 64 KiB or three blocks) are never part of a
+	 * stream and leave the table alone: random database I/O would
+	 * otherwise push real streams out of it, and a request of a block or
+	 * two gains nothing from being read around the cache (with large
+	 * blocks, it would never be cached at all).
 	 */
-	if (end - start < TAC_STREAM_MIN_SECTORS)
+	if (end - start < max_t(sector_t, TAC_STREAM_MIN_SECTORS,
+				3 * c->block_sectors))
 		return false;
 
 	for (i = 0; i < TAC_STREAMS; i++) {
@@ -131,6 +133,23 @@ static bool __tac_stream(struct tac_cache *c, struct bio *bio, bool write)
 	s->sectors += end - start;
 	s->last = jiffies;
 	return cutoff && s->sectors >= cutoff;
+}
+
+/* Runs of blocks of [b0, bl] not readable from the cache (0, 1 or 2). */
+static u32 __tac_uncached_runs(struct tac_cache *c, u64 b0, u64 bl)
+{
+	bool in_run = false;
+	u32 runs = 0, cb;
+	u64 b;
+
+	for (b = b0; b <= bl && runs < 2; b++) {
+		bool cached = __tac_lookup(c, b, &cb) == LK_VALID;
+
+		if (!cached && !in_run)
+			runs++;
+		in_run = !cached;
+	}
+	return runs;
 }
 
 /* Classify @bio once per request (map only); sets pb->stream. */
@@ -158,6 +177,13 @@ static void __tac_classify(struct dm_target *ti, struct tac_cache *c,
 	if (write && c->mode == TAC_MODE_WRITEBACK &&
 	    ((u64)bio_sectors(bio) < (u64)c->tun.sequential_cutoff_kb << 1 ||
 	     (bio->bi_opf & REQ_FUA)))
+		pb->stream = false;
+	/*
+	 * A read whose blocks are cached but for one run at most costs the
+	 * origin one request through the cache too: the cache serves it
+	 * faster (a file read again, a cached range scanned).
+	 */
+	if (pb->stream && !write && __tac_uncached_runs(c, b0, bl) < 2)
 		pb->stream = false;
 }
 
