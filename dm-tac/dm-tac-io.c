@@ -46,7 +46,7 @@ enum { PARKED_READ, PARKED_WRITE, PARKED_DISCARD };
 struct tac_split_mark {
 	struct dm_target *ti;
 	sector_t sector;
-	bool stream;
+	bool stream, around;
 };
 
 static DEFINE_PER_CPU(struct tac_split_mark, tac_split_mark);
@@ -62,20 +62,21 @@ static void tac_split(struct dm_target *ti, struct bio *bio, sector_t sectors)
 	m->ti = ti;
 	m->sector = bio->bi_iter.bi_sector + sectors;
 	m->stream = tac_pb(bio)->stream;
+	m->around = tac_pb(bio)->around;
 	put_cpu_ptr(&tac_split_mark);
 	dm_accept_partial_bio(bio, sectors);
 }
 
-/* Is @bio the remainder of a split?  Then *@stream is the request's. */
-static bool tac_is_remainder(struct dm_target *ti, struct bio *bio,
-			     bool *stream)
+/* Is @bio the remainder of a split?  Then it gets the request's verdicts. */
+static bool tac_is_remainder(struct dm_target *ti, struct bio *bio)
 {
 	struct tac_split_mark *m = get_cpu_ptr(&tac_split_mark);
 	bool r = m->ti == ti && m->sector == bio->bi_iter.bi_sector;
 
 	if (r) {
 		m->ti = NULL;
-		*stream = m->stream;
+		tac_pb(bio)->stream = m->stream;
+		tac_pb(bio)->around = m->around;
 	}
 	put_cpu_ptr(&tac_split_mark);
 	return r;
@@ -152,7 +153,12 @@ static u32 __tac_uncached_runs(struct tac_cache *c, u64 b0, u64 bl)
 	return runs;
 }
 
-/* Classify @bio once per request (map only); sets pb->stream. */
+/*
+ * Classify @bio once per request (map only).  pb->stream: part of a
+ * stream, which promotes nothing.  pb->around: a stream read that reads
+ * clean cached blocks from the origin with the rest, because through the
+ * cache the origin would see it in two pieces or more.
+ */
 static void __tac_classify(struct dm_target *ti, struct tac_cache *c,
 			   struct bio *bio, bool write)
 {
@@ -162,7 +168,7 @@ static void __tac_classify(struct dm_target *ti, struct tac_cache *c,
 	u64 bl = (bio_end_sector(bio) - 1) >> c->block_shift;
 	enum tac_class class;
 
-	if (!ti || tac_is_remainder(ti, bio, &pb->stream))
+	if (!ti || tac_is_remainder(ti, bio))
 		return;
 	class = c->policy->ops->request(c->policy, to_oblock(b0),
 					bl - b0 + 1, write);
@@ -180,11 +186,11 @@ static void __tac_classify(struct dm_target *ti, struct tac_cache *c,
 		pb->stream = false;
 	/*
 	 * A read whose blocks are cached but for one run at most costs the
-	 * origin one request through the cache too: the cache serves it
-	 * faster (a file read again, a cached range scanned).
+	 * origin one request through the cache too, and the cache serves
+	 * the rest faster (a file read again, a cached range scanned).
 	 */
-	if (pb->stream && !write && __tac_uncached_runs(c, b0, bl) < 2)
-		pb->stream = false;
+	pb->around = pb->stream && !write &&
+		     __tac_uncached_runs(c, b0, bl) >= 2;
 }
 
 /* Keep @bio to its first block (it may wait for that one alone). */
@@ -826,7 +832,7 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 	 * cache.
 	 */
 	if (st == LK_VALID &&
-	    (dirty || (c->mode != TAC_MODE_PASSTHROUGH && !pb->stream))) {
+	    (dirty || (c->mode != TAC_MODE_PASSTHROUGH && !pb->around))) {
 		if (!__tac_try_share(c, cb)) {
 			if (dirty) {
 				/* The only copy is being written: wait. */
@@ -873,7 +879,7 @@ miss:
 	/* The run of blocks to read from the origin: one origin bio. */
 	for (b = b0 + 1; b <= bl; b++)
 		if (__tac_lookup(c, b, &cb) == LK_VALID &&
-		    ((c->mode != TAC_MODE_PASSTHROUGH && !pb->stream) ||
+		    ((c->mode != TAC_MODE_PASSTHROUGH && !pb->around) ||
 		     __tac_is_dirty(c, cb)))
 			break;
 	if (b <= bl) {

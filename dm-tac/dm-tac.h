@@ -268,6 +268,7 @@ struct tac_bio {
 	bool admitted;			/* WB, FANOUT: reserved by this write */
 	bool cache_failed;		/* FANOUT: the cache's copy failed */
 	bool stream;			/* part of a long sequential stream */
+	bool around;			/* a stream read around clean blocks */
 	bool fua;			/* the user's write was FUA (below us
 					 * the block layer strips the flag
 					 * for a device with no write cache) */
