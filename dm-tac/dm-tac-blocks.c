@@ -380,7 +380,8 @@ bool __tac_clean_start(struct tac_cache *c, u32 cb, u64 oblock)
 {
 	u16 st = c->cb_state[cb];
 
-	if (!__dirty_for(c, cb, oblock))
+	/* CLEANING: taken already in this batch; never twice (rule 5). */
+	if ((st & CB_CLEANING) || !__dirty_for(c, cb, oblock))
 		return false;
 	if ((st & CB_CLEAN_WANTED) && !(st & (CB_WRITER | CB_PENDING |
 					      CB_DOOMED)) &&

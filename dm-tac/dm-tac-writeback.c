@@ -329,9 +329,14 @@ static int tac_clean_batch(struct tac_cache *c)
 	bool dirty;
 
 	spin_lock_irq(&c->lock);
-	/* First the blocks a flush found busy (CLEAN_WANTED, blocks.c). */
+	/*
+	 * First the blocks a flush found busy (CLEAN_WANTED, blocks.c).  An
+	 * entry whose block lost the mark was invalidated (and maybe reused
+	 * since): not this list's business any more.
+	 */
 	for (i = 0; i < c->nr_wanted; i++)
-		if (c->policy->ops->mapping(c->policy, to_cblock(c->wanted[i]),
+		if ((c->cb_state[c->wanted[i]] & CB_CLEAN_WANTED) &&
+		    c->policy->ops->mapping(c->policy, to_cblock(c->wanted[i]),
 					    &ob, &dirty) && dirty) {
 			cl->blk[n].oblock = from_oblock(ob);
 			cl->blk[n].cblock = c->wanted[i];

@@ -47,6 +47,20 @@ check() {
 		not_ok "$desc" "$(echo "$o" | tail -n 4 | tr '\n' ' ')"
 	fi
 }
+
+# retap PREFIX: TAP lines of another run on stdin, renumbered into this
+# one, their descriptions after PREFIX; other lines pass through
+retap() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok "$1${line#ok * - }" ;;
+		"not ok "*) line=${line#not ok * - }; not_ok "$1${line%% # *}" "$(echo "$line" | sed -n 's/^[^#]* # //p')" ;;
+		*) echo "$line" ;;
+		esac
+	done
+}
+
 check_eq() {
 	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "expected '$2', got '$3'"; fi
 }
@@ -198,13 +212,7 @@ part_dkms() {
 	before=$(host_state)
 	unshare -m --propagation private "$0" dkms-ns "$stage" "${kernels[@]}" >"$out/ns.out" 2>&1
 	# Renumber the namespace's lines into this run.
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) ok "${line#ok * - }" ;;
-		"not ok "*) line=${line#not ok * - }; not_ok "${line%% # *}" "$(echo "$line" | sed -n 's/^[^#]* # //p')" ;;
-		*) echo "$line" ;;
-		esac
-	done <"$out/ns.out"
+	retap "" <"$out/ns.out"
 	after=$(host_state)
 	if [ "$before" = "$after" ]; then
 		ok "the host's /usr/src, /var/lib/dkms and /lib/modules are as before"
@@ -222,12 +230,7 @@ part_dkms() {
 		grep -E '^(not )?ok ' "$out/vm-$k.log" | while IFS= read -r line; do
 			echo "$line"
 		done >"$out/vm-$k.tap"
-		while IFS= read -r line; do
-			case $line in
-			"ok "*) ok "$k: ${line#ok * - }" ;;
-			"not ok "*) line=${line#not ok * - }; not_ok "$k: ${line%% # *}" "$(echo "$line" | sed -n 's/^[^#]* # //p')" ;;
-			esac
-		done <"$out/vm-$k.tap"
+		retap "$k: " <"$out/vm-$k.tap"
 		grep -q '^not ok' "$out/vm-$k.tap" || [ "$rc" = 0 ] ||
 			not_ok "$k: the VM ran to the end" "exit $rc: $(grep "^vm: " "$out/vm-$k.err" | tail -n 2 | tr "\n" " ")"
 		echo "# $k: VM $((SECONDS - start))s"
