@@ -110,13 +110,6 @@ void tac_blocks_exit(struct tac_cache *c)
 	kvfree(c->wtrack);
 }
 
-u16 tac_crc16(u32 crc32c)
-{
-	u16 v = crc32c;
-
-	return v == TAC_CRC_UNKNOWN ? 1 : v;
-}
-
 /*
  * A block is held (never an eviction victim) while anything refers to its
  * data, and while its on-disk entry may say dirty: reusing it then could
@@ -420,9 +413,9 @@ void __tac_clean_write_done(struct tac_cache *c, u32 cb)
  * known.  Returns true if the block is now clean.
  */
 bool __tac_clean_finish(struct tac_cache *c, u32 cb, u64 oblock, bool ok,
-			const u16 *crc)
+			const u32 *crc)
 {
-	u16 *want = &c->crc[(u64)cb * c->units];
+	u32 *want = &c->crc[(u64)cb * c->units];
 	bool cleaning = c->cb_state[cb] & CB_CLEANING;
 	u32 u;
 
@@ -433,7 +426,7 @@ bool __tac_clean_finish(struct tac_cache *c, u32 cb, u64 oblock, bool ok,
 	    !__dirty_for(c, cb, oblock))
 		return false;
 	for (u = 0; u < c->units; u++)
-		if (want[u] == TAC_CRC_UNKNOWN)
+		if (want[u] < TAC_CRC_FULL)
 			want[u] = crc[u];
 	__tac_set_clean(c, cb);
 	return true;

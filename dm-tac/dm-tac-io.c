@@ -213,7 +213,7 @@ static void tac_first_block_only(struct dm_target *ti, struct tac_cache *c,
  * as stored in c->crc.
  */
 static void tac_bio_crcs(struct tac_cache *c, struct bio *bio,
-			 struct bvec_iter iter, u32 nr, u16 *out)
+			 struct bvec_iter iter, u32 nr, u32 *out)
 {
 	u32 unit = tac_unit_sectors(c) << SECTOR_SHIFT, left = unit;
 	u32 crc = ~0U;
@@ -231,7 +231,7 @@ static void tac_bio_crcs(struct tac_cache *c, struct bio *bio,
 		bio_advance_iter_single(bio, &iter, len);
 		left -= len;
 		if (!left) {
-			*out++ = tac_crc16(crc);
+			*out++ = tac_crc_full(crc);
 			nr--;
 			left = unit;
 			crc = ~0U;
@@ -401,18 +401,18 @@ static u32 tac_whole_units(struct tac_cache *c, sector_t start, sector_t end,
  * written in part become unknown.  Caller holds c->lock.
  */
 static void __tac_written_crcs(struct tac_cache *c, u32 cb, sector_t start,
-			       sector_t end, const u16 *crc, u32 nr)
+			       sector_t end, const u32 *crc, u32 nr)
 {
 	sector_t in = start & (c->block_sectors - 1);
 	u32 u0 = in >> c->unit_shift;
 	u32 ul = (in + (end - start) - 1) >> c->unit_shift;
-	u16 *out = &c->crc[(u64)cb * c->units];
+	u32 *out = &c->crc[(u64)cb * c->units];
 	u32 first, n = tac_whole_units(c, start, end, &first), u;
 
 	for (u = u0; u <= ul; u++)
 		out[u] = TAC_CRC_UNKNOWN;
 	if (crc && n == nr)
-		memcpy(&out[first], crc, n * sizeof(u16));
+		memcpy(&out[first], crc, n * sizeof(*crc));
 }
 
 /* Bytes from @start to the first unit boundary at or after it. */
@@ -430,7 +430,7 @@ static bool __tac_crcs_unknown(struct tac_cache *c, u32 cb, sector_t start,
 	sector_t in = start & (c->block_sectors - 1);
 	u32 u0 = in >> c->unit_shift;
 	u32 ul = (in + (end - start) - 1) >> c->unit_shift;
-	const u16 *crc = &c->crc[(u64)cb * c->units];
+	const u32 *crc = &c->crc[(u64)cb * c->units];
 	u32 u;
 
 	for (u = u0; u <= ul; u++)
@@ -441,13 +441,13 @@ static bool __tac_crcs_unknown(struct tac_cache *c, u32 cb, sector_t start,
 
 /* Do the known checksums of @nr units from @first match @crc? */
 static bool __tac_crcs_match(struct tac_cache *c, u32 cb, u32 first, u32 nr,
-			     const u16 *crc)
+			     const u32 *crc)
 {
-	const u16 *want = &c->crc[(u64)cb * c->units + first];
+	const u32 *want = &c->crc[(u64)cb * c->units + first];
 	u32 i;
 
 	for (i = 0; i < nr; i++)
-		if (want[i] != TAC_CRC_UNKNOWN && want[i] != crc[i])
+		if (!tac_crc_ok(want[i], crc[i]))
 			return false;
 	return true;
 }
@@ -502,7 +502,7 @@ struct tac_fill {
 	struct tac_fill_read *fr;
 	u64 oblock;
 	u32 cblock;
-	u16 *crc;			/* c->units checksums */
+	u32 *crc;			/* c->units checksums */
 };
 
 /* One origin read that serves a user read and fills some of its blocks. */
@@ -543,7 +543,7 @@ static void tac_fill_write_endio(struct bio *bio)
 	spin_lock_irqsave(&c->lock, flags);
 	if (ok && !(c->cb_state[f->cblock] & CB_DOOMED))
 		memcpy(&c->crc[(u64)f->cblock * c->units], f->crc,
-		       c->units * sizeof(u16));
+		       c->units * sizeof(*c->crc));
 	__tac_fill_done(c, f->cblock, ok);
 	if (!ok)
 		__tac_cache_error(c, "fill write");
@@ -636,14 +636,14 @@ static int tac_fill_start(struct tac_cache *c, struct bio *bio, u64 b0,
 	sector_t fs = round_down(start, c->block_sectors);
 	sector_t fe = round_up(end, c->block_sectors);
 	struct tac_fill_read *fr;
-	u16 *crc;
+	u32 *crc;
 	u32 i;
 
 	/* The device's partial last block is never cached: don't pass it. */
 	if (fe > c->nr_oblocks << c->block_shift)
 		fe = end;
 	fr = kzalloc(struct_size(fr, fill, nr) +
-		     (size_t)nr * c->units * sizeof(u16),
+		     (size_t)nr * c->units * sizeof(u32),
 		     GFP_NOWAIT | __GFP_NOWARN);
 	if (fr)
 		fr->bio = tac_copy_alloc(c, c->origin, REQ_OP_READ,
@@ -657,7 +657,7 @@ static int tac_fill_start(struct tac_cache *c, struct bio *bio, u64 b0,
 		bio_set_dev(bio, c->origin);
 		return DM_MAPIO_REMAPPED;
 	}
-	crc = (u16 *)&fr->fill[nr];
+	crc = (u32 *)&fr->fill[nr];
 	fr->c = c;
 	fr->user = bio;
 	fr->sector = fs;
@@ -756,7 +756,7 @@ static void tac_verify_endio(struct bio *copy)
 	blk_status_t status = copy->bi_status;
 	bool good = false, retry = false;
 	unsigned long flags;
-	u16 crc[32];
+	u32 crc[32];
 	u32 i;
 
 	if (!status)
@@ -765,10 +765,10 @@ static void tac_verify_endio(struct bio *copy)
 	if (!status)
 		good = __tac_crcs_match(c, pb->cblock, first, nr, crc);
 	if (good) {
-		u16 *have = &c->crc[(u64)pb->cblock * c->units + first];
+		u32 *have = &c->crc[(u64)pb->cblock * c->units + first];
 
 		for (i = 0; i < nr; i++)
-			if (have[i] == TAC_CRC_UNKNOWN)
+			if (have[i] < TAC_CRC_FULL)
 				have[i] = crc[i];
 	} else if (__tac_is_dirty(c, pb->cblock)) {
 		__tac_fail(c, status ? "a dirty block could not be read" :
@@ -933,7 +933,7 @@ static void tac_wb_endio(struct bio *copy)
 	sector_t end = start + (pb->iter.bi_size >> SECTOR_SHIFT);
 	blk_status_t status = copy->bi_status;
 	u32 cb = pb->cblock, first, nr;
-	u16 crc[32];
+	u32 crc[32];
 	unsigned long flags;
 	bool kick;
 
@@ -985,7 +985,7 @@ static void tac_fanout_done(struct bio *bio)
 	bool ok = !pb->status && !pb->cache_failed;
 	u32 cb = pb->cblock, first, nr;
 	unsigned long flags;
-	u16 crc[32];
+	u32 crc[32];
 
 	nr = tac_whole_units(c, start, end, &first);
 	if (ok && nr)
@@ -1393,7 +1393,7 @@ static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 	u32 cb = pb->cblock, first, nr = 0;
 	bool mismatch = false;
 	unsigned long flags;
-	u16 crc[32];
+	u32 crc[32];
 
 	if (!*error && tac_units_aligned(c, start, end)) {
 		nr = tac_whole_units(c, start, end, &first);

@@ -313,12 +313,13 @@ static void tac_map_page_fill(struct tac_cache *c, void *page, u64 pgno)
 			v = from_oblock(ob) << TAC_ENTRY_SHIFT |
 			    TAC_ENTRY_VALID | (dirty ? TAC_ENTRY_DIRTY : 0);
 			for (u = 0; u < c->units; u++) {
-				u16 x = c->crc[(u64)cb * c->units + u];
+				u32 x = c->crc[(u64)cb * c->units + u];
 
 				/* Readers before per-unit "unknown": nocrc. */
 				if (x == TAC_CRC_UNKNOWN)
 					v |= TAC_ENTRY_NOCRC;
-				put_unaligned_le16(x, &crc[u]);
+				put_unaligned_le16(x == TAC_CRC_UNKNOWN ? 0 :
+						   tac_crc16(x), &crc[u]);
 			}
 			put_unaligned_le64(v, e);
 			__tac_entry_written(c, cb, dirty);

@@ -35,7 +35,7 @@ struct tac_clean_blk {
 	u32 cblock;
 	bool taken;			/* __tac_clean_start() succeeded */
 	bool ok;			/* read, verified and written back */
-	u16 crc[32];			/* of what was read */
+	u32 crc[32];			/* of what was read */
 };
 
 struct tac_clean_run {
@@ -153,7 +153,7 @@ static bool tac_run_verify(struct tac_cache *c, struct tac_clean_run *run)
 	per_block = DIV_ROUND_UP(c->block_sectors << SECTOR_SHIFT, PAGE_SIZE);
 	for (i = 0; i < run->n; i++) {
 		struct tac_clean_blk *b = &run->blk[i];
-		const u16 *want;
+		const u32 *want;
 		u32 off = 0;
 
 		for (u = 0; u < c->units; u++) {
@@ -171,12 +171,12 @@ static bool tac_run_verify(struct tac_cache *c, struct tac_clean_run *run)
 				off += len;
 				left -= len;
 			}
-			b->crc[u] = tac_crc16(crc);
+			b->crc[u] = tac_crc_full(crc);
 		}
 		spin_lock_irq(&c->lock);
 		want = &c->crc[(u64)b->cblock * c->units];
 		for (u = 0; u < c->units; u++) {
-			if (want[u] != TAC_CRC_UNKNOWN && want[u] != b->crc[u]) {
+			if (!tac_crc_ok(want[u], b->crc[u])) {
 				__tac_fail(c, "a dirty block failed its checksum during write-back");
 				good = false;
 				break;
