@@ -41,13 +41,22 @@ enum { PARKED_READ, PARKED_WRITE, PARKED_DISCARD };
 
 /*
  * A split's remainder comes back to map(): it is the same request, so it
- * is not classified again and keeps the request's stream verdict.
+ * is not classified again and keeps the request's stream verdicts.  dm
+ * core submits it from the task that split it, at once; the mark is
+ * taken only by that task, in that direction, soon after (a task that
+ * moved to another CPU leaves a mark behind, which nothing else may
+ * take: its remainder finds its request in the stream table instead).
  */
 struct tac_split_mark {
 	struct dm_target *ti;
+	struct task_struct *task;
+	unsigned long when;		/* jiffies of the split */
 	sector_t sector;
-	bool stream, around;
+	bool write, stream, around;
 };
+
+/* How long a split mark or a stream entry answers for a remainder. */
+#define TAC_REMAINDER_JIFFIES	(HZ / 10 + 1)
 
 static DEFINE_PER_CPU(struct tac_split_mark, tac_split_mark);
 
@@ -60,7 +69,10 @@ static void tac_split(struct dm_target *ti, struct bio *bio, sector_t sectors)
 		return;
 	m = get_cpu_ptr(&tac_split_mark);
 	m->ti = ti;
+	m->task = current;
+	m->when = jiffies;
 	m->sector = bio->bi_iter.bi_sector + sectors;
+	m->write = op_is_write(bio_op(bio));
 	m->stream = tac_pb(bio)->stream;
 	m->around = tac_pb(bio)->around;
 	put_cpu_ptr(&tac_split_mark);
@@ -71,7 +83,10 @@ static void tac_split(struct dm_target *ti, struct bio *bio, sector_t sectors)
 static bool tac_is_remainder(struct dm_target *ti, struct bio *bio)
 {
 	struct tac_split_mark *m = get_cpu_ptr(&tac_split_mark);
-	bool r = m->ti == ti && m->sector == bio->bi_iter.bi_sector;
+	bool r = m->ti == ti && m->task == current &&
+		 m->sector == bio->bi_iter.bi_sector &&
+		 m->write == op_is_write(bio_op(bio)) &&
+		 time_before(jiffies, m->when + TAC_REMAINDER_JIFFIES);
 
 	if (r) {
 		m->ti = NULL;
@@ -83,29 +98,41 @@ static bool tac_is_remainder(struct dm_target *ti, struct bio *bio)
 }
 
 /*
+ * The rest of a request already classified (a split's remainder whose
+ * mark was left on another CPU): it ends where a stream's last request
+ * ended, inside it, just after.  Its request's entry, or NULL.
+ */
+static struct tac_stream *__tac_stream_rest(struct tac_cache *c,
+					    struct bio *bio, bool write)
+{
+	struct tac_stream *st = c->streams[write];
+	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	int i;
+
+	for (i = 0; i < TAC_STREAMS; i++)
+		if (st[i].sectors && start > st[i].first &&
+		    end == st[i].end &&
+		    time_before(jiffies, st[i].last + TAC_REMAINDER_JIFFIES))
+			return &st[i];
+	return NULL;
+}
+
+/*
  * Sequential streams (TAC's premise: a disk serves them cheaply, so
  * caching them gains little, and splitting them around cached blocks
  * costs a rotation per piece).  A request continuing a recent request's
  * end extends that stream; one that continues none starts a new one in
- * place of the oldest.  Is the request part of a stream of at least
- * sequential_cutoff_kb?  A single request that large is one by itself.
- * Reads and writes are tracked apart.  Caller holds c->lock.
+ * place of the oldest.  Returns the request's stream, NULL for a request
+ * too small to be part of one.  Reads and writes are tracked apart.
+ * Caller holds c->lock.
  */
-static bool __tac_stream(struct tac_cache *c, struct bio *bio, bool write)
+static struct tac_stream *__tac_stream(struct tac_cache *c, struct bio *bio,
+				       bool write)
 {
 	struct tac_stream *st = c->streams[write], *s = NULL;
 	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
-	u64 cutoff = (u64)c->tun.sequential_cutoff_kb << 1;
 	int i, oldest = 0;
 
-	/*
-	 * The rest of a request already counted (a split's remainder that
-	 * did not come back on the CPU that split it: it ends where that
-	 * request ended): its verdict.
-	 */
-	for (i = 0; i < TAC_STREAMS; i++)
-		if (st[i].sectors && start > st[i].first && end == st[i].end)
-			return cutoff && st[i].sectors >= cutoff;
 	/*
 	 * Small requests (under 64 KiB or three blocks) are never part of a
 	 * stream and leave the table alone: random database I/O would
@@ -115,7 +142,7 @@ static bool __tac_stream(struct tac_cache *c, struct bio *bio, bool write)
 	 */
 	if (end - start < max_t(sector_t, TAC_STREAM_MIN_SECTORS,
 				3 * c->block_sectors))
-		return false;
+		return NULL;
 
 	for (i = 0; i < TAC_STREAMS; i++) {
 		if (st[i].end == start && st[i].sectors) {
@@ -133,7 +160,7 @@ static bool __tac_stream(struct tac_cache *c, struct bio *bio, bool write)
 	s->end = end;
 	s->sectors += end - start;
 	s->last = jiffies;
-	return cutoff && s->sectors >= cutoff;
+	return s;
 }
 
 /* Runs of blocks of [b0, bl] not readable from the cache (0, 1 or 2). */
@@ -166,15 +193,25 @@ static void __tac_classify(struct dm_target *ti, struct tac_cache *c,
 	sector_t start = bio->bi_iter.bi_sector;
 	u64 b0 = start >> c->block_shift;
 	u64 bl = (bio_end_sector(bio) - 1) >> c->block_shift;
+	u64 cutoff = (u64)c->tun.sequential_cutoff_kb << 1;
+	struct tac_stream *s;
 	enum tac_class class;
 
 	if (!ti || tac_is_remainder(ti, bio))
 		return;
+	s = __tac_stream_rest(c, bio, write);
+	if (s) {
+		/* Counted with its request already. */
+		pb->stream = s->stream;
+		pb->around = s->around;
+		return;
+	}
 	class = c->policy->ops->request(c->policy, to_oblock(b0),
 					bl - b0 + 1, write);
 	if (!write)
 		c->last_class = class;
-	pb->stream = __tac_stream(c, bio, write);
+	s = __tac_stream(c, bio, write);
+	pb->stream = s && cutoff && s->sectors >= cutoff;
 	/*
 	 * In write-back, a stream of small writes (a log) is what the cache
 	 * is for; only requests as large as the cutoff by themselves, and
@@ -191,6 +228,10 @@ static void __tac_classify(struct dm_target *ti, struct tac_cache *c,
 	 */
 	pb->around = pb->stream && !write &&
 		     __tac_uncached_runs(c, b0, bl) >= 2;
+	if (s) {
+		s->stream = pb->stream;
+		s->around = pb->around;
+	}
 }
 
 /* Keep @bio to its first block (it may wait for that one alone). */
@@ -815,7 +856,7 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 	u32 cap = max_t(u32, TAC_FILL_MAX_SECTORS >> c->block_shift, 1);
 	u32 cbs[TAC_FILL_MAX_BLOCKS];
 	u8 off[TAC_FILL_MAX_BLOCKS];
-	u32 nr = 0, cb;
+	u32 nr = 0, around, cb;
 	enum tac_lookup st;
 	bool dirty = false;
 	u64 b;
@@ -876,12 +917,20 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 	}
 
 miss:
-	/* The run of blocks to read from the origin: one origin bio. */
-	for (b = b0 + 1; b <= bl; b++)
-		if (__tac_lookup(c, b, &cb) == LK_VALID &&
-		    ((c->mode != TAC_MODE_PASSTHROUGH && !pb->around) ||
-		     __tac_is_dirty(c, cb)))
+	/*
+	 * The run of blocks to read from the origin: one origin bio.  Clean
+	 * cached blocks in it (read around) are not bypassed: they are
+	 * cached already.
+	 */
+	around = st == LK_VALID;
+	for (b = b0 + 1; b <= bl; b++) {
+		if (__tac_lookup(c, b, &cb) != LK_VALID)
+			continue;
+		if ((c->mode != TAC_MODE_PASSTHROUGH && !pb->around) ||
+		    __tac_is_dirty(c, cb))
 			break;
+		around++;
+	}
 	if (b <= bl) {
 		tac_split(ti, bio, (b << c->block_shift) - start);
 		end = b << c->block_shift;
@@ -890,7 +939,7 @@ miss:
 	if (c->last_class == TAC_RANDOM)
 		c->n.random_read_misses += b - b0;
 	if (pb->stream && c->mode != TAC_MODE_PASSTHROUGH)
-		c->n.bypassed += b - b0;
+		c->n.bypassed += b - b0 - around;
 
 	/*
 	 * Promotions, for at most cap blocks from the start of the run; a

@@ -130,6 +130,7 @@ struct tac_stream {
 	sector_t end;			/* where the next request would start */
 	u64 sectors;			/* length so far */
 	unsigned long last;		/* jiffies of its last request */
+	bool stream, around;		/* its last request's verdicts */
 };
 
 /* Origin writes and discards in flight, hashed by origin block. */
