@@ -253,6 +253,18 @@ kmemleak_tac() {
 	"$TOP/qemu/kmemleak-tac" report dm_tac 2>/dev/null
 }
 
+# read_scattered DEV FIRST_KIB COUNT [BS_KIB]: read COUNT pieces of BS_KIB
+# (default 64) from FIRST_KIB on, in a random order, with O_DIRECT: a
+# warm-up that caches a region.  Read in order, past sequential_cutoff_kb
+# it would be a stream, which dm-tac does not cache.
+read_scattered() {
+	local dev=$1 first=$2 count=$3 bs=${4:-64} i
+	for i in $(shuf -i 0-$((count - 1))); do
+		dd if="$dev" of=/dev/null bs="${bs}k" skip=$((first / bs + i)) \
+			count=1 iflag=direct status=none
+	done
+}
+
 # dev_md5 DEV [SKIP_MIB [COUNT_MIB]]: md5 of a device (or a range of it,
 # in MiB), read with O_DIRECT so no page cache can hide what is on disk.
 # It reads 256 KiB pieces out of order (every other piece, then the rest),

@@ -49,7 +49,9 @@ check_eq "the hot set is cached before the scan" "$hot_blocks" \
 	"$(tac_stat tacscan read_hits)"
 
 # The scan: four times the cache, sequentially, in 128 KiB reads, over a
-# region that holds none of the hot set.
+# region that holds none of the hot set.  (udev's probe of the new device
+# cached a few blocks too: what the scan adds is counted from here.)
+used0=$(tac_stat tacscan used)
 dd if="$dev" of=/dev/null bs=128k skip=$(( (hot_blocks * 4 + 1023) / 128 + 8 )) \
 	count=$((total * 4 * 4 / 128)) iflag=direct status=none
 seq=$(tac_stat tacscan seq_requests)
@@ -62,7 +64,7 @@ diag "after the scan: used $used, promotions $(tac_stat tacscan promotions), evi
 # Past sequential_cutoff_kb (1 MiB: 256 blocks) the scan is a stream and
 # promotes nothing: it leaves the free space to the random hot set.
 check_le "the scan leaves the cache's free space alone (at most its first 1 MiB promoted)" \
-	$((hot_blocks + 256 + 32)) "$used"
+	$((256 + 32)) "$((used - used0))"
 
 dmsetup message tacscan 0 reset_stats
 fio --name=hotagain --filename="$dev" --direct=1 --rw=randread --bs=4k \

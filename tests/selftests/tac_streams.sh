@@ -20,14 +20,6 @@ dev=/dev/mapper/tacst
 # /sys/block/*/stat: 1 reads completed, 5 writes completed
 reads() { awk '{ print $1 }' "/sys/block/$(basename "$1")/stat"; }
 writes() { awk '{ print $5 }' "/sys/block/$(basename "$1")/stat"; }
-wait_promotions() {
-	local i
-	for i in $(seq 100); do
-		[ "$(tac_stat tacst promotions)" -ge "$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 dd if=/dev/urandom of="$origin" bs=1M count=64 oflag=direct status=none
 # The number of requests of 16 x 1 MiB writes on the origin alone (its
@@ -49,12 +41,14 @@ cache_scattered() {
 			status=none
 	done
 }
-# udev's probe of the new device (blkid) was a reader too: count from here.
+# (udev's probe of the new device cached some blocks already: the check is
+# that the second pass hits every one.)
+cache_scattered
 udevadm settle 2>/dev/null
+sleep 1
 dmsetup message tacst 0 reset_stats
 cache_scattered
-wait_promotions 1024
-check_eq "1024 scattered blocks cached" 1024 "$(tac_stat tacst promotions)"
+check_eq "1024 scattered blocks cached" 1024 "$(tac_stat tacst read_hits)"
 
 # The same stream on the origin alone, for the number of requests.
 r0=$(reads "$origin")
@@ -67,8 +61,12 @@ c0=$(reads "$cache")
 got=$(dd if="$dev" bs=1M count=16 iflag=direct status=none | md5sum)
 through=$(( $(reads "$origin") - r0 ))
 diag "16 x 1 MiB reads: $bare origin requests alone, $through through dm-tac"
-check_le "a stream over scattered cached blocks costs the origin no more requests than alone" \
-	"$bare" "$through"
+# The loop device splits a 1 MiB request whose pages are not contiguous
+# (128 segments at most): one piece per request is one or two requests,
+# alone or through dm-tac, as the buffer happens to lie.  Split at every
+# cached block it would be hundreds.
+check_le "a stream over scattered cached blocks reaches the origin in one piece per request" \
+	$((2 * 16)) "$through"
 check_eq "...and reads nothing from the cache" "$c0" "$(reads "$cache")"
 check_eq "...and promotes nothing" 0 "$(tac_stat tacst promotions)"
 check_eq "...and returns the origin's data" \
@@ -109,8 +107,8 @@ w0=$(writes "$origin")
 dd if="$_scratch/new" of="$dev" bs=1M count=16 oflag=direct status=none
 through=$(( $(writes "$origin") - w0 ))
 diag "16 x 1 MiB writes: $bare origin requests alone, $through through dm-tac; $cached blocks were cached"
-check_le "a write-through stream over cached blocks reaches the origin in one piece" \
-	"$bare" "$through"
+check_le "a write-through stream over cached blocks reaches the origin in one piece per request" \
+	$((2 * 16)) "$through"
 check_ge "...dropping the cached copies it covers" 1000 "$(tac_stat tacst invalidations)"
 check_eq "...and the origin holds it" "$(md5sum <"$_scratch/new")" \
 	"$(dd if="$origin" bs=1M count=16 iflag=direct status=none | md5sum)"
