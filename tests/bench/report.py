@@ -47,7 +47,7 @@ def unit_of(wl):
     return "MB/s" if wl in STREAMS else "TPS" if wl == "pgbench" else "IOPS"
 
 
-WRITEBACK = {"dmcache-wb", "bcache-wb", "tac-writeback", "writecache"}
+WRITEBACK = {"dmcache-wb", "bcache-wb", "tac-writeback", "tac-writeback-nostream", "writecache"}
 
 
 def read_env(path):
