@@ -88,14 +88,21 @@
 
 #include "dm-tac.h"
 
+/* kvcalloc() refuses more than INT_MAX bytes (a cache of over 2 TiB). */
+static void *tac_alloc_array(size_t n, size_t size)
+{
+	if (n > INT_MAX / size)
+		return vcalloc(n, size);
+	return kvcalloc(n, size, GFP_KERNEL);
+}
+
 int tac_blocks_init(struct tac_cache *c)
 {
 	int i;
 
-	c->cb_state = kvcalloc(c->nr_cblocks, sizeof(*c->cb_state),
-			       GFP_KERNEL);
-	c->crc = kvcalloc((size_t)c->nr_cblocks * c->units, sizeof(*c->crc),
-			  GFP_KERNEL);
+	c->cb_state = tac_alloc_array(c->nr_cblocks, sizeof(*c->cb_state));
+	c->crc = tac_alloc_array((size_t)c->nr_cblocks * c->units,
+				 sizeof(*c->crc));
 	c->wtrack = kvcalloc(TAC_WTRACK_SIZE, sizeof(*c->wtrack), GFP_KERNEL);
 	for (i = 0; i < TAC_PARK_SIZE; i++)
 		bio_list_init(&c->parked[i]);
