@@ -39,11 +39,24 @@ enum { PARKED_READ, PARKED_WRITE, PARKED_DISCARD };
 /* ------------------------------------------------------------------ */
 /* Splits */
 
-/* A split's remainder comes back to map(): don't classify it twice. */
+/*
+ * A split's remainder comes back to map(): it is the same request, so it
+ * is not classified again and keeps the request's stream verdicts.  dm
+ * core submits it from the task that split it, at once; the mark is
+ * taken only by that task, in that direction, soon after (a task that
+ * moved to another CPU leaves a mark behind, which nothing else may
+ * take: its remainder finds its request in the stream table instead).
+ */
 struct tac_split_mark {
 	struct dm_target *ti;
+	struct task_struct *task;
+	unsigned long when;		/* jiffies of the split */
 	sector_t sector;
+	bool write, stream, around;
 };
+
+/* How long a split mark or a stream entry answers for a remainder. */
+#define TAC_REMAINDER_JIFFIES	(HZ / 10 + 1)
 
 static DEFINE_PER_CPU(struct tac_split_mark, tac_split_mark);
 
@@ -56,20 +69,169 @@ static void tac_split(struct dm_target *ti, struct bio *bio, sector_t sectors)
 		return;
 	m = get_cpu_ptr(&tac_split_mark);
 	m->ti = ti;
+	m->task = current;
+	m->when = jiffies;
 	m->sector = bio->bi_iter.bi_sector + sectors;
+	m->write = op_is_write(bio_op(bio));
+	m->stream = tac_pb(bio)->stream;
+	m->around = tac_pb(bio)->around;
 	put_cpu_ptr(&tac_split_mark);
 	dm_accept_partial_bio(bio, sectors);
 }
 
+/* Is @bio the remainder of a split?  Then it gets the request's verdicts. */
 static bool tac_is_remainder(struct dm_target *ti, struct bio *bio)
 {
 	struct tac_split_mark *m = get_cpu_ptr(&tac_split_mark);
-	bool r = m->ti == ti && m->sector == bio->bi_iter.bi_sector;
+	bool r = m->ti == ti && m->task == current &&
+		 m->sector == bio->bi_iter.bi_sector &&
+		 m->write == op_is_write(bio_op(bio)) &&
+		 time_before(jiffies, m->when + TAC_REMAINDER_JIFFIES);
 
-	if (r)
+	if (r) {
 		m->ti = NULL;
+		tac_pb(bio)->stream = m->stream;
+		tac_pb(bio)->around = m->around;
+	}
 	put_cpu_ptr(&tac_split_mark);
 	return r;
+}
+
+/*
+ * The rest of a request already classified (a split's remainder whose
+ * mark was left on another CPU): it ends where a stream's last request
+ * ended, inside it, just after.  Its request's entry, or NULL.
+ */
+static struct tac_stream *__tac_stream_rest(struct tac_cache *c,
+					    struct bio *bio, bool write)
+{
+	struct tac_stream *st = c->streams[write];
+	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	int i;
+
+	for (i = 0; i < TAC_STREAMS; i++)
+		if (st[i].sectors && start > st[i].first &&
+		    end == st[i].end &&
+		    time_before(jiffies, st[i].last + TAC_REMAINDER_JIFFIES))
+			return &st[i];
+	return NULL;
+}
+
+/*
+ * Sequential streams (TAC's premise: a disk serves them cheaply, so
+ * caching them gains little, and splitting them around cached blocks
+ * costs a rotation per piece).  A request continuing a recent request's
+ * end extends that stream; one that continues none starts a new one in
+ * place of the oldest.  Returns the request's stream, NULL for a request
+ * too small to be part of one.  Reads and writes are tracked apart.
+ * Caller holds c->lock.
+ */
+static struct tac_stream *__tac_stream(struct tac_cache *c, struct bio *bio,
+				       bool write)
+{
+	struct tac_stream *st = c->streams[write], *s = NULL;
+	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	int i, oldest = 0;
+
+	/*
+	 * Small requests (under 64 KiB or three blocks) are never part of a
+	 * stream and leave the table alone: random database I/O would
+	 * otherwise push real streams out of it, and a request of a block or
+	 * two gains nothing from being read around the cache (with large
+	 * blocks, it would never be cached at all).
+	 */
+	if (end - start < max_t(sector_t, TAC_STREAM_MIN_SECTORS,
+				3 * c->block_sectors))
+		return NULL;
+
+	for (i = 0; i < TAC_STREAMS; i++) {
+		if (st[i].end == start && st[i].sectors) {
+			s = &st[i];
+			break;
+		}
+		if (time_before(st[i].last, st[oldest].last))
+			oldest = i;
+	}
+	if (!s) {
+		s = &st[oldest];
+		s->sectors = 0;
+	}
+	s->first = start;
+	s->end = end;
+	s->sectors += end - start;
+	s->last = jiffies;
+	return s;
+}
+
+/* Runs of blocks of [b0, bl] not readable from the cache (0, 1 or 2). */
+static u32 __tac_uncached_runs(struct tac_cache *c, u64 b0, u64 bl)
+{
+	bool in_run = false;
+	u32 runs = 0, cb;
+	u64 b;
+
+	for (b = b0; b <= bl && runs < 2; b++) {
+		bool cached = __tac_lookup(c, b, &cb) == LK_VALID;
+
+		if (!cached && !in_run)
+			runs++;
+		in_run = !cached;
+	}
+	return runs;
+}
+
+/*
+ * Classify @bio once per request (map only).  pb->stream: part of a
+ * stream, which promotes nothing.  pb->around: a stream read that reads
+ * clean cached blocks from the origin with the rest, because through the
+ * cache the origin would see it in two pieces or more.
+ */
+static void __tac_classify(struct dm_target *ti, struct tac_cache *c,
+			   struct bio *bio, bool write)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	sector_t start = bio->bi_iter.bi_sector;
+	u64 b0 = start >> c->block_shift;
+	u64 bl = (bio_end_sector(bio) - 1) >> c->block_shift;
+	u64 cutoff = (u64)c->tun.sequential_cutoff_kb << 1;
+	struct tac_stream *s;
+	enum tac_class class;
+
+	if (!ti || tac_is_remainder(ti, bio))
+		return;
+	s = __tac_stream_rest(c, bio, write);
+	if (s) {
+		/* Counted with its request already. */
+		pb->stream = s->stream;
+		pb->around = s->around;
+		return;
+	}
+	class = c->policy->ops->request(c->policy, to_oblock(b0),
+					bl - b0 + 1, write);
+	if (!write)
+		c->last_class = class;
+	s = __tac_stream(c, bio, write);
+	pb->stream = s && cutoff && s->sectors >= cutoff;
+	/*
+	 * In write-back, a stream of small writes (a log) is what the cache
+	 * is for; only requests as large as the cutoff by themselves, and
+	 * not FUA, go around it.
+	 */
+	if (write && c->mode == TAC_MODE_WRITEBACK &&
+	    ((u64)bio_sectors(bio) < (u64)c->tun.sequential_cutoff_kb << 1 ||
+	     (bio->bi_opf & REQ_FUA)))
+		pb->stream = false;
+	/*
+	 * A read whose blocks are cached but for one run at most costs the
+	 * origin one request through the cache too, and the cache serves
+	 * the rest faster (a file read again, a cached range scanned).
+	 */
+	pb->around = pb->stream && !write &&
+		     __tac_uncached_runs(c, b0, bl) >= 2;
+	if (s) {
+		s->stream = pb->stream;
+		s->around = pb->around;
+	}
 }
 
 /* Keep @bio to its first block (it may wait for that one alone). */
@@ -694,21 +856,24 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 	u32 cap = max_t(u32, TAC_FILL_MAX_SECTORS >> c->block_shift, 1);
 	u32 cbs[TAC_FILL_MAX_BLOCKS];
 	u8 off[TAC_FILL_MAX_BLOCKS];
-	u32 nr = 0, cb;
+	u32 nr = 0, around, cb;
 	enum tac_lookup st;
 	bool dirty = false;
 	u64 b;
 
 	spin_lock_irq(&c->lock);
-	if (ti && !tac_is_remainder(ti, bio))
-		c->last_class = c->policy->ops->request(c->policy,
-							to_oblock(b0),
-							bl - b0 + 1, false);
+	__tac_classify(ti, c, bio, false);
 	c->last_io = jiffies;
 	st = __tac_lookup(c, b0, &cb);
 	if (st == LK_VALID)
 		dirty = __tac_is_dirty(c, cb);
-	if (st == LK_VALID && (dirty || c->mode != TAC_MODE_PASSTHROUGH)) {
+	/*
+	 * A stream reads clean blocks from the origin with the rest: the
+	 * disk serves it in one piece.  Only dirty blocks must come from the
+	 * cache.
+	 */
+	if (st == LK_VALID &&
+	    (dirty || (c->mode != TAC_MODE_PASSTHROUGH && !pb->around))) {
 		if (!__tac_try_share(c, cb)) {
 			if (dirty) {
 				/* The only copy is being written: wait. */
@@ -752,11 +917,20 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 	}
 
 miss:
-	/* The run of blocks not readable from the cache: one origin bio. */
-	for (b = b0 + 1; b <= bl; b++)
-		if (__tac_lookup(c, b, &cb) == LK_VALID &&
-		    (c->mode != TAC_MODE_PASSTHROUGH || __tac_is_dirty(c, cb)))
+	/*
+	 * The run of blocks to read from the origin: one origin bio.  Clean
+	 * cached blocks in it (read around) are not bypassed: they are
+	 * cached already.
+	 */
+	around = st == LK_VALID;
+	for (b = b0 + 1; b <= bl; b++) {
+		if (__tac_lookup(c, b, &cb) != LK_VALID)
+			continue;
+		if ((c->mode != TAC_MODE_PASSTHROUGH && !pb->around) ||
+		    __tac_is_dirty(c, cb))
 			break;
+		around++;
+	}
 	if (b <= bl) {
 		tac_split(ti, bio, (b << c->block_shift) - start);
 		end = b << c->block_shift;
@@ -764,9 +938,15 @@ miss:
 	c->n.read_misses += b - b0;
 	if (c->last_class == TAC_RANDOM)
 		c->n.random_read_misses += b - b0;
+	if (pb->stream && c->mode != TAC_MODE_PASSTHROUGH)
+		c->n.bypassed += b - b0 - around;
 
-	/* Promotions, for at most cap blocks from the start of the run. */
-	if (c->mode != TAC_MODE_PASSTHROUGH) {
+	/*
+	 * Promotions, for at most cap blocks from the start of the run; a
+	 * stream promotes nothing (TAC: what a scan reads is not worth a
+	 * place; it must not take the free space a hot set is about to need).
+	 */
+	if (c->mode != TAC_MODE_PASSTHROUGH && !pb->stream) {
 		u64 last = min(b, b0 + cap);
 
 		for (b = b0; b < last; b++)
@@ -967,8 +1147,10 @@ static u64 __tac_origin_run(struct dm_target *ti, struct tac_cache *c,
 			    struct bio *bio, u64 b0, u64 bl)
 {
 	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
-	bool caching = c->mode == TAC_MODE_WRITEBACK ||
-		       c->mode == TAC_MODE_WRITETHROUGH;
+	/* A stream drops the cached copies it writes over (one piece). */
+	bool caching = (c->mode == TAC_MODE_WRITEBACK ||
+			c->mode == TAC_MODE_WRITETHROUGH) &&
+		       !tac_pb(bio)->stream;
 	enum tac_lookup st;
 	u64 b;
 	u32 cb;
@@ -1009,16 +1191,15 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 	u32 cb;
 
 	spin_lock_irq(&c->lock);
-	if (ti && !tac_is_remainder(ti, bio))
-		c->policy->ops->request(c->policy, to_oblock(b0), bl - b0 + 1,
-					true);
+	__tac_classify(ti, c, bio, true);
 	c->last_io = jiffies;
 	st = __tac_lookup(c, b0, &cb);
 	if (st != LK_NONE)
 		dirty = __tac_is_dirty(c, cb);
 
-	if (dirty || (st == LK_VALID && (c->mode == TAC_MODE_WRITEBACK ||
-					 c->mode == TAC_MODE_WRITETHROUGH) &&
+	if (dirty || (st == LK_VALID && !pb->stream &&
+		      (c->mode == TAC_MODE_WRITEBACK ||
+		       c->mode == TAC_MODE_WRITETHROUGH) &&
 		      __tac_cache_writable(c, cb, false))) {
 		/* A cached block takes the write: it must be ours alone. */
 		tac_first_block_only(ti, c, bio);
@@ -1051,7 +1232,8 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 		return tac_copy_start(c, bio, false);
 	}
 
-	if (st == LK_NONE && tac_whole_block(c, b0, start, end) &&
+	if (st == LK_NONE && !pb->stream &&
+	    tac_whole_block(c, b0, start, end) &&
 	    (c->mode == TAC_MODE_WRITEBACK ||
 	     c->mode == TAC_MODE_WRITETHROUGH) &&
 	    __tac_reserve(c, b0, &cb)) {

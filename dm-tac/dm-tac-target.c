@@ -67,6 +67,7 @@ enum tac_opt {
 	OPT_CLEANER_INFLIGHT,
 	OPT_CLEAN_IDLE_MS,
 	OPT_COMMIT_INTERVAL,
+	OPT_SEQUENTIAL_CUTOFF,
 	OPT_NR,
 	OPT_NO_DISCARD_PASSDOWN = OPT_NR,	/* flags, no value */
 	OPT_DISCARD_DIRTY,
@@ -97,6 +98,7 @@ static const struct tac_opt_desc tac_opts[OPT_NR] = {
 	[OPT_CLEANER_INFLIGHT] = { "cleaner_inflight", 1, 64, true },
 	[OPT_CLEAN_IDLE_MS] = { "clean_idle_ms", 0, 3600000, true },
 	[OPT_COMMIT_INTERVAL] = { "commit_interval", 10, 3600000, true },
+	[OPT_SEQUENTIAL_CUTOFF] = { "sequential_cutoff_kb", 0, 1048576, true },
 };
 
 static u32 *tac_opt_field(struct tac_tunables *t, int opt)
@@ -118,6 +120,7 @@ static u32 *tac_opt_field(struct tac_tunables *t, int opt)
 	case OPT_CLEANER_INFLIGHT: return &t->cleaner_inflight;
 	case OPT_CLEAN_IDLE_MS: return &t->clean_idle_ms;
 	case OPT_COMMIT_INTERVAL: return &t->commit_interval;
+	case OPT_SEQUENTIAL_CUTOFF: return &t->sequential_cutoff_kb;
 	default: return &t->error_threshold;
 	}
 }
@@ -161,6 +164,13 @@ static void tac_tunables_default(struct tac_tunables *t, u32 block_sectors)
 	t->cleaner_inflight = 4;
 	t->clean_idle_ms = 1000;
 	t->commit_interval = 1000;
+	/*
+	 * 1 MiB: a disk streams that in about 7 ms, near its cost for one
+	 * random seek and rotation, so a stream past it is served at disk
+	 * speed and gains little from a cache; database reads and writes of
+	 * a page or a few stay well under it.
+	 */
+	t->sequential_cutoff_kb = 1024;
 }
 
 /*
@@ -645,6 +655,7 @@ static int tac_preresume(struct dm_target *ti)
 	c->tun.cleaner_inflight = tc->tun.cleaner_inflight;
 	c->tun.clean_idle_ms = tc->tun.clean_idle_ms;
 	c->tun.commit_interval = tc->tun.commit_interval;
+	c->tun.sequential_cutoff_kb = tc->tun.sequential_cutoff_kb;
 	c->tun.given = tc->tun.given;
 	if (!c->policy->ops->set_params(c->policy, &tc->tun.policy))
 		c->tun.policy = tc->tun.policy;

@@ -97,6 +97,7 @@ struct tac_tunables {
 	u32 cleaner_inflight;		/* origin writes the cleaner has out */
 	u32 clean_idle_ms;		/* idle this long: clean toward 0 */
 	u32 commit_interval;		/* ms between metadata commits */
+	u32 sequential_cutoff_kb;	/* streams this long bypass the cache */
 	bool no_discard_passdown;
 	bool discard_dirty;		/* constructor: drop damaged metadata */
 	u32 given;			/* bit per option given or set */
@@ -119,6 +120,18 @@ struct tac_tunables {
 #define CB_CLEANER_IO	0x2000U		/* the cleaner's origin write in flight */
 #define CB_DISK_DIRTY	0x4000U		/* its on-disk entry may say dirty */
 #define CB_CLEAN_WRITTEN 0x8000U	/* a commit wrote it not dirty */
+
+/* Recent sequential streams, per direction (dm-tac-io.c). */
+#define TAC_STREAMS	16
+#define TAC_STREAM_MIN_SECTORS	128	/* 64 KiB: smaller ones never stream */
+
+struct tac_stream {
+	sector_t first;			/* where its last request started */
+	sector_t end;			/* where the next request would start */
+	u64 sectors;			/* length so far */
+	unsigned long last;		/* jiffies of its last request */
+	bool stream, around;		/* its last request's verdicts */
+};
 
 /* Origin writes and discards in flight, hashed by origin block. */
 #define TAC_WTRACK_BITS	14
@@ -234,6 +247,7 @@ struct tac_cache {
 	u32 cache_inflight;		/* cache I/Os in flight */
 	u32 bg_inflight;		/* fills not tied to a user bio */
 	struct tac_counters n;
+	struct tac_stream streams[2][TAC_STREAMS];	/* reads, writes */
 	struct bio_list deferred;	/* bios for the worker */
 	struct list_head fills;		/* fills for the worker */
 
@@ -286,6 +300,8 @@ struct tac_bio {
 	bool was_clean;			/* WB: the block was clean before */
 	bool admitted;			/* WB, FANOUT: reserved by this write */
 	bool cache_failed;		/* FANOUT: the cache's copy failed */
+	bool stream;			/* part of a long sequential stream */
+	bool around;			/* a stream read around clean blocks */
 	bool fua;			/* the user's write was FUA (below us
 					 * the block layer strips the flag
 					 * for a device with no write cache) */

@@ -59,7 +59,7 @@ estimate() {
 			fi
 			w=$(phase_time "$wl" warmup)
 			m=$(phase_time "$wl" measure)
-			case $wl in seq-read) w=11; m=9 ;; esac
+			case $wl in seq-read) w=11; m=9 ;; seq-over-hot-*) m=9 ;; esac
 			case $ct in hdd|nvme) [ "$wl" = pgbench ] || w=0 ;; esac
 			s=$((s + w + m + 7))
 			[ "$wl" = pgbench ] && s=$((s + 28))

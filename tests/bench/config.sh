@@ -58,11 +58,11 @@
 # contenders (README.md, "Sizing and time budget"); QUICK=1 runs the two
 # workloads at the heart of TAC, shorter, in under 10.
 if [ "${QUICK:-0}" = 1 ]; then
-	: "${PHASES:=oltp-read:6:8 oltp-write:5:8 scan-pollution:8:10 ods-mix:6:6 seq-read:20:20 uniform-random:3:5 pgbench:5:10}"
+	: "${PHASES:=oltp-read:6:8 oltp-write:5:8 scan-pollution:8:10 ods-mix:6:6 seq-read:20:20 seq-over-hot-read:15:20 seq-over-hot-write:15:20 uniform-random:3:5 pgbench:5:10}"
 	: "${WORKLOADS:=oltp-read scan-pollution}"
 else
-	: "${PHASES:=oltp-read:18:15 oltp-write:10:15 scan-pollution:20:20 ods-mix:12:15 seq-read:30:30 uniform-random:4:10 pgbench:10:20}"
-	: "${WORKLOADS:=oltp-read oltp-write scan-pollution ods-mix seq-read uniform-random pgbench}"
+	: "${PHASES:=oltp-read:18:15 oltp-write:10:15 scan-pollution:20:20 ods-mix:12:15 seq-read:30:30 seq-over-hot-read:20:30 seq-over-hot-write:20:30 uniform-random:4:10 pgbench:10:20}"
+	: "${WORKLOADS:=oltp-read oltp-write scan-pollution ods-mix seq-read seq-over-hot-read seq-over-hot-write uniform-random pgbench}"
 fi
 
 # Contenders.  tac-<mode> runs dm-tac in that mode; a mode the loaded
@@ -73,7 +73,7 @@ fi
 
 # Workloads without writes, where dm-writecache (a write cache) is only the
 # origin plus overhead: skipped for it.
-WRITECACHE_SKIP="ods-mix seq-read uniform-random"
+WRITECACHE_SKIP="ods-mix seq-read seq-over-hot-read uniform-random"
 
 # phase_time WORKLOAD warmup|measure: seconds from PHASES
 phase_time() {

@@ -199,12 +199,16 @@ ct_setup() {
 	esac
 }
 
+# ct_tac_setup MODE[-nostream]: -nostream turns streams off
+# (sequential_cutoff_kb 0), for a side-by-side measure of what they do.
 ct_tac_setup() {
-	local mode=$1 len=$((ORIGIN_MB * 2048))
+	local mode=${1%-nostream} len=$((ORIGIN_MB * 2048)) opts
+	opts="3 mode $mode format"
+	[ "$mode" = "$1" ] || opts="5 mode $mode format sequential_cutoff_kb 0"
 	CT_KIND=tac
 	dmesg -C 2>/dev/null
 	if ! dmsetup create "$BENCH_PFX-tac" --table \
-		"0 $len tac $ORIGIN $CACHE $TAC_BLOCK 3 mode $mode format" \
+		"0 $len tac $ORIGIN $CACHE $TAC_BLOCK $opts" \
 		> /dev/null 2>&1; then
 		CT_NOTE="dm-tac rejected mode $mode: $(dmesg | grep -i 'tac' |
 			tail -n 1 | sed 's/^\[[^]]*\] *//')"

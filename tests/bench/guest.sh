@@ -127,7 +127,7 @@ run_fio() {
 }
 
 fio_cell() {
-	local job=$TOP/fio-jobs/$WL.fio base=$OUT/$CT/$WL w m
+	local job=$TOP/fio-jobs/$WL.fio base=$OUT/$CT/$WL w m warm_job
 	w=$(phase_time "$WL" warmup)
 	m=$(phase_time "$WL" measure)
 	[ -r "$job" ] || { notes "$CT/$WL: no job file $job"; return 1; }
@@ -138,11 +138,17 @@ fio_cell() {
 	echo setup > $PHASE_FILE
 	counters_at "$base" start
 	sampler_start "$base.samples"
-	if [ "$WL" = seq-read ]; then
-		# A pass is a pass: warm-up and measured phase are separate runs.
+	case $WL in
+	seq-read) warm_job=$job ;;
+	seq-over-hot-*) warm_job=$TOP/fio-jobs/oltp-read.fio ;;
+	*) warm_job= ;;
+	esac
+	if [ -n "$warm_job" ]; then
+		# A pass is a pass: warm-up and measured phase are separate runs
+		# (seq-over-hot-*: the OLTP load caches its hot set first).
 		if [ "$w" -gt 0 ]; then
 			phase warmup
-			run_fio "$job" 1 0 "$w" "$base.warmup.json" ||
+			run_fio "$warm_job" 1 0 "$w" "$base.warmup.json" ||
 				notes "$CT/$WL: warm-up fio failed ($(tail -n 1 "$base.warmup.json.err" 2>/dev/null))"
 		fi
 		phase measure

@@ -31,13 +31,23 @@ WORKLOAD_TITLES = {
     "scan-pollution": "3 scan pollution",
     "ods-mix": "4 ODS mix",
     "seq-read": "5 sequential read",
+    "seq-over-hot-read": "8 sequential read over a cached hot set",
+    "seq-over-hot-write": "9 sequential write over a cached hot set",
     "uniform-random": "6 uniform random",
     "pgbench": "pgbench",
 }
 
 # Contenders that keep dirty data: compared with dm-cache smq writeback;
 # the rest with dm-cache smq writethrough.
-WRITEBACK = {"dmcache-wb", "bcache-wb", "tac-writeback", "writecache"}
+# Workloads measured in MB/s (streams), the rest in IOPS (pgbench: TPS).
+STREAMS = {"seq-read", "seq-over-hot-read", "seq-over-hot-write"}
+
+
+def unit_of(wl):
+    return "MB/s" if wl in STREAMS else "TPS" if wl == "pgbench" else "IOPS"
+
+
+WRITEBACK = {"dmcache-wb", "bcache-wb", "tac-writeback", "tac-writeback-nostream", "writecache"}
 
 
 def read_env(path):
@@ -134,7 +144,7 @@ def fio_cell(d, ct, wl):
         "p99_ms": pct.get("99.000000", 0) / 1e6,
         "runtime_s": mixed.get("runtime", 0) / 1e3,
     }
-    r["metric"] = r["mbs"] if wl == "seq-read" else r["iops"]
+    r["metric"] = r["mbs"] if wl in STREAMS else r["iops"]
     # The measured phase: the last runtime_s seconds before fio reported.
     t1 = j.get("timestamp_ms", 0) / 1e3
     r["hit"] = window_hit_ratio(os.path.join(d, ct, wl + ".samples"),
@@ -312,7 +322,7 @@ def kernel_section(out, d, rel, charts):
     out.append("")
 
     # Summary matrix: the ranking metric and its ratio to the bare disk.
-    out.append("### Summary: IOPS (seq-read: MB/s, pgbench: TPS), "
+    out.append("### Summary: IOPS (seq-read, seq-over-hot-*: MB/s; pgbench: TPS), "
                "x HDD alone\n")
     out.append("| contender | " + " | ".join(
         WORKLOAD_TITLES.get(w, w) for w in wls) + " |")
@@ -335,7 +345,7 @@ def kernel_section(out, d, rel, charts):
         rows = [(ct, res[(ct, wl)]) for ct in cts if (ct, wl) in res]
         if not rows:
             continue
-        unit = {"seq-read": "MB/s", "pgbench": "TPS"}.get(wl, "IOPS")
+        unit = unit_of(wl)
         out.append(f"### {WORKLOAD_TITLES.get(wl, wl)}\n")
         out.append(f"| contender | {unit} | MB/s (all jobs) | mean ms | "
                    "p99 ms | read hit % | disk busy % | x HDD | x smq |")
@@ -433,7 +443,8 @@ def goals_section(out, cts, res):
                     ratio(metric(t, wl), metric(ref, wl)), 1.2)
                 say(f"{wl}, {t} / hdd",
                     ratio(metric(t, wl), metric("hdd", wl)), 5)
-        for wl in ("seq-read", "uniform-random"):
+        for wl in ("seq-read", "seq-over-hot-read", "seq-over-hot-write",
+                   "uniform-random"):
             if (t, wl) in res:
                 say(f"{wl}, {t} / hdd (no more than 5% slower)",
                     ratio(metric(t, wl), metric("hdd", wl)), 0.95)
@@ -474,7 +485,7 @@ def plot_throughput(d, rel, cts, wls, res):
         ax.bar(range(len(names)), vals, color=colors)
         ax.set_xticks(range(len(names)))
         ax.set_xticklabels(names, rotation=45, ha="right", fontsize=8)
-        unit = {"seq-read": "MB/s", "pgbench": "TPS"}.get(wl, "IOPS")
+        unit = unit_of(wl)
         ax.set_title(f"{WORKLOAD_TITLES.get(wl, wl)} ({unit})", fontsize=10)
         ax.set_yscale("log")
         ax.grid(axis="y", alpha=0.3)

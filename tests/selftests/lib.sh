@@ -253,12 +253,44 @@ kmemleak_tac() {
 	"$TOP/qemu/kmemleak-tac" report dm_tac 2>/dev/null
 }
 
+# read_scattered DEV FIRST_KIB COUNT [BS_KIB]: read COUNT pieces of BS_KIB
+# (default 64) from FIRST_KIB on, in a random order, with O_DIRECT: a
+# warm-up that caches a region.  Read in order, past sequential_cutoff_kb
+# it would be a stream, which dm-tac does not cache.
+read_scattered() {
+	local dev=$1 first=$2 count=$3 bs=${4:-64} i
+	for i in $(shuf -i 0-$((count - 1))); do
+		dd if="$dev" of=/dev/null bs="${bs}k" skip=$((first / bs + i)) \
+			count=1 iflag=direct status=none
+	done
+}
+
 # dev_md5 DEV [SKIP_MIB [COUNT_MIB]]: md5 of a device (or a range of it,
 # in MiB), read with O_DIRECT so no page cache can hide what is on disk.
+# It reads 256 KiB pieces out of order (every other piece, then the rest),
+# so that dm-tac never takes the reads for a sequential stream, which it
+# would serve from the origin: a check of what the cache holds reads the
+# cache.
 dev_md5() {
-	local dev=$1 skip=${2:-0} count=${3:-}
-	dd if="$dev" bs=1M skip="$skip" ${count:+count=$count} iflag=direct \
-		status=none | md5sum | cut -d' ' -f1
+	python3 -c '
+import hashlib, mmap, os, sys
+dev, skip, count = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+fd = os.open(dev, os.O_RDONLY | os.O_DIRECT)
+start = skip << 20
+size = os.lseek(fd, 0, os.SEEK_END)
+end = min(start + (int(count) << 20), size) if count else size
+piece = 256 << 10
+buf = mmap.mmap(-1, piece)
+offs = list(range(start, end, piece))
+data = [b""] * len(offs)
+for i in list(range(0, len(offs), 2)) + list(range(1, len(offs), 2)):
+    n = min(piece, end - offs[i])
+    got = os.preadv(fd, [memoryview(buf)[:n]], offs[i])
+    if got != n:
+        sys.exit("dev_md5: short read of %s at %d" % (dev, offs[i]))
+    data[i] = buf[:n]
+print(hashlib.md5(b"".join(data)).hexdigest())
+' "$1" "${2:-0}" "${3:-}"
 }
 
 # Superblock fields, read with O_DIRECT (dm-tac writes the cache device

@@ -40,13 +40,14 @@ tac_create tacerr "$origin" "$cache" 8 mode writethrough error_threshold 1000 ||
 	ksft_skip "cannot create the device"
 
 # Cache 4 MiB at offset 0: read until it is (fills are throttled by
-# max_cache_inflight, so one pass may not fill every block).
+# max_cache_inflight, so one pass may not fill every block), out of order
+# (a sequential read is a stream, which is not cached).
 for i in 1 2 3; do
-	dd if="$dev" of=/dev/null bs=64k count=64 iflag=direct status=none
+	read_scattered "$dev" 0 64
 	sleep 1
 done
 dmsetup message tacerr 0 reset_stats
-dd if="$dev" of=/dev/null bs=64k count=64 iflag=direct status=none
+read_scattered "$dev" 0 64
 check_eq "setup: the region is cached (1024 hits)" 1024 "$(tac_stat tacerr read_hits)"
 
 # 1. The cache silently drops writes: write-through writes to cached
@@ -98,7 +99,7 @@ fi
 # 3. The cache device dies: reads come from the origin, and after
 #    error_threshold errors the target switches to passthrough.
 dmsetup message tacerr 0 set error_threshold 4
-dd if="$dev" of=/dev/null bs=64k count=64 iflag=direct status=none
+read_scattered "$dev" 0 64
 sleep 1
 swap tacerr_c "0 $clen error"
 check_eq "dead cache: every byte still reads right" \

@@ -4,8 +4,9 @@
 # Scan resistance, the point of TAC: a hot random working set that fits in
 # the cache is established; then a sequential scan over a region four
 # times the cache's size runs.  TAC classifies the scan as sequential,
-# its extents stay cold, and once the cache is full (past the fill
-# threshold) the scan cannot displace the hot set.  We require at least
+# its extents stay cold, and once past sequential_cutoff_kb it is a
+# stream that promotes nothing, so it cannot displace the hot set nor take
+# the free space.  We require at least
 # 95% of the hot set to still hit afterwards.  An LRU cache of the same
 # size would keep none of it: the scan alone is four times the cache.
 
@@ -48,7 +49,9 @@ check_eq "the hot set is cached before the scan" "$hot_blocks" \
 	"$(tac_stat tacscan read_hits)"
 
 # The scan: four times the cache, sequentially, in 128 KiB reads, over a
-# region that holds none of the hot set.
+# region that holds none of the hot set.  (udev's probe of the new device
+# cached a few blocks too: what the scan adds is counted from here.)
+used0=$(tac_stat tacscan used)
 dd if="$dev" of=/dev/null bs=128k skip=$(( (hot_blocks * 4 + 1023) / 128 + 8 )) \
 	count=$((total * 4 * 4 / 128)) iflag=direct status=none
 seq=$(tac_stat tacscan seq_requests)
@@ -58,8 +61,10 @@ check_ge "scan blocks were bypassed rather than admitted" $((total * 2)) \
 	"$bypassed"
 used=$(tac_stat tacscan used)
 diag "after the scan: used $used, promotions $(tac_stat tacscan promotions), evictions $(tac_stat tacscan demotions), bypassed $bypassed"
-check_ge "the scan filled the cache's free space (aggressive filling)" \
-	$((total * 90 / 100)) "$used"
+# Past sequential_cutoff_kb (1 MiB: 256 blocks) the scan is a stream and
+# promotes nothing: it leaves the free space to the random hot set.
+check_le "the scan leaves the cache's free space alone (at most its first 1 MiB promoted)" \
+	$((256 + 32)) "$((used - used0))"
 
 dmsetup message tacscan 0 reset_stats
 fio --name=hotagain --filename="$dev" --direct=1 --rw=randread --bs=4k \

@@ -13,8 +13,11 @@
 #
 # while a background loop sends 'flush', 'invalidate', mode switches (to
 # write-back, or from it to write-through, and back), and changes
-# dirty_threshold, and the cleaner runs (10% dirty threshold, 50 ms idle
-# cleaning, 100 ms commits).  After each scenario: the final verify
+# dirty_threshold and sequential_cutoff_kb, and the cleaner runs (10%
+# dirty threshold, 50 ms idle cleaning, 100 ms commits).  With 64 KiB
+# blocks the tool's requests of 64 and 128 KiB are streams
+# (sequential_cutoff_kb 64 from the start): reads that go around clean
+# cached blocks and writes that drop them race with everything else.  After each scenario: the final verify
 # through the target (the tool's), then 'mode writethrough' (which
 # cleans), removal, the origin alone against the model, and a warm
 # re-creation against the model again.
@@ -92,6 +95,8 @@ messages() {
 		   dmsetup message tt 0 mode "$main" ;;
 		3) dmsetup message tt 0 set dirty_threshold $((1 + RANDOM % 30)) ;;
 		4) dmsetup message tt 0 set clean_idle_ms $((RANDOM % 200)) ;;
+		5) dmsetup message tt 0 set sequential_cutoff_kb \
+			"$(shuf -n 1 -e 0 64 64 1024)" ;;
 		*) ;;
 		esac
 		nap 0.$((2 + RANDOM % 4))
@@ -174,7 +179,7 @@ for ((it = 0; it < ITER; it++)); do
 		scen_lost=0
 
 		dd if=/dev/zero of="$cache" bs=4k count=2 oflag=direct status=none
-		table="$mode dirty_threshold 10 clean_idle_ms 50 commit_interval 100 error_threshold 1000000"
+		table="$mode dirty_threshold 10 clean_idle_ms 50 commit_interval 100 error_threshold 1000000 sequential_cutoff_kb 64"
 		if ! tac_create tt "$origin" "$cache" "$bs" mode $table; then
 			tap_fail "$name: create" "$(dmesg | grep tac | tail -n 1)"
 			continue
