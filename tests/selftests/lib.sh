@@ -253,6 +253,11 @@ kmemleak_tac() {
 	"$TOP/qemu/kmemleak-tac" report dm_tac 2>/dev/null
 }
 
+# reads DEV, writes DEV: requests a block device has completed, from
+# /sys/block/*/stat (fields 1 and 5).
+reads() { awk '{ print $1 }' "/sys/block/$(basename "$1")/stat"; }
+writes() { awk '{ print $5 }' "/sys/block/$(basename "$1")/stat"; }
+
 # read_scattered DEV FIRST_KIB COUNT [BS_KIB]: read COUNT pieces of BS_KIB
 # (default 64) from FIRST_KIB on, in a random order, with O_DIRECT: a
 # warm-up that caches a region.  Read in order, past sequential_cutoff_kb

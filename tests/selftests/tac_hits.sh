@@ -14,10 +14,6 @@ scratch_dev origin 64 || ksft_skip "no loop devices"
 scratch_dev cache 32
 dev=/dev/mapper/tachit
 
-# stat field 1: reads completed; 5: writes completed
-reads() { awk '{ print $1 }' "/sys/block/$(basename "$1")/stat"; }
-writes() { awk '{ print $5 }' "/sys/block/$(basename "$1")/stat"; }
-
 # wait_promotions N: fills are asynchronous; wait until N are done
 wait_promotions() {
 	local i

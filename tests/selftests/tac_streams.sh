@@ -17,9 +17,6 @@ scratch_dev origin 64 || ksft_skip "no loop devices"
 scratch_dev cache 16
 dev=/dev/mapper/tacst
 
-# /sys/block/*/stat: 1 reads completed, 5 writes completed
-reads() { awk '{ print $1 }' "/sys/block/$(basename "$1")/stat"; }
-writes() { awk '{ print $5 }' "/sys/block/$(basename "$1")/stat"; }
 
 dd if=/dev/urandom of="$origin" bs=1M count=64 oflag=direct status=none
 # The number of requests of 16 x 1 MiB writes on the origin alone (its

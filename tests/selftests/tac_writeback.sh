@@ -16,7 +16,6 @@ scratch_dev origin 64 || ksft_skip "no loop devices"
 scratch_dev cache 16
 dev=/dev/mapper/tacwb
 
-writes() { awk '{ print $5 }' "/sys/block/$(basename "$1")/stat"; }
 dirty() { tac_stat tacwb dirty_blocks; }
 # wait_until DESC SECONDS CONDITION...: poll a shell condition
 wait_until() {
