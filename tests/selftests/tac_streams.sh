@@ -17,7 +17,6 @@ scratch_dev origin 64 || ksft_skip "no loop devices"
 scratch_dev cache 16
 dev=/dev/mapper/tacst
 
-
 dd if=/dev/urandom of="$origin" bs=1M count=64 oflag=direct status=none
 # The number of requests of 16 x 1 MiB writes on the origin alone (its
 # own data written back, before dm-tac is over it).
