@@ -42,79 +42,112 @@ enum { PARKED_READ, PARKED_WRITE, PARKED_DISCARD };
 /*
  * A split's remainder comes back to map(): it is the same request, so it
  * is not classified again and keeps the request's stream verdicts.  dm
- * core submits it from the task that split it, at once; the mark is
- * taken only by that task, in that direction, soon after (a task that
- * moved to another CPU leaves a mark behind, which nothing else may
- * take: its remainder finds its request in the stream table instead).
+ * core submits it from the task that split it, after the pieces already
+ * mapped have been submitted below; that may sleep (a full tag set, a
+ * throttle, a suspend), for as long as the devices below take.  So
+ * nothing here times out: the per-CPU mark is taken only by that task,
+ * for that target, sector and direction, whenever it comes.  A task that
+ * moved to another CPU leaves its mark behind (the next split there
+ * overwrites it); its remainder finds its request's stream entry instead,
+ * which records the remainder's exact range.  Verdicts only choose where
+ * clean data is read from and what is promoted: a wrong match costs speed,
+ * never data.
  */
 struct tac_split_mark {
 	struct dm_target *ti;
 	struct task_struct *task;
-	unsigned long when;		/* jiffies of the split */
 	sector_t sector;
 	bool write, stream, around;
+	u8 slot;
 };
-
-/* How long a split mark or a stream entry answers for a remainder. */
-#define TAC_REMAINDER_JIFFIES	(HZ / 10 + 1)
 
 static DEFINE_PER_CPU(struct tac_split_mark, tac_split_mark);
 
-/* Only map() may split (@ti); the worker only sees bios within a block. */
-static void tac_split(struct dm_target *ti, struct bio *bio, sector_t sectors)
+/*
+ * Only map() may split (@ti), under c->lock; the worker only sees bios
+ * within a block.
+ */
+static void tac_split(struct dm_target *ti, struct tac_cache *c,
+		      struct bio *bio, sector_t sectors)
 {
+	struct tac_bio *pb = tac_pb(bio);
 	struct tac_split_mark *m;
+	bool write = op_is_write(bio_op(bio));
+	sector_t rest = bio->bi_iter.bi_sector + sectors;
 
+	lockdep_assert_held(&c->lock);
 	if (WARN_ON_ONCE(!ti))
 		return;
+	if (pb->slot) {
+		struct tac_stream *s = &c->streams[write][pb->slot - 1];
+
+		s->rest = rest;
+		s->rest_end = bio_end_sector(bio);
+		s->rest_stream = pb->stream;
+		s->rest_around = pb->around;
+	}
 	m = get_cpu_ptr(&tac_split_mark);
 	m->ti = ti;
 	m->task = current;
-	m->when = jiffies;
-	m->sector = bio->bi_iter.bi_sector + sectors;
-	m->write = op_is_write(bio_op(bio));
-	m->stream = tac_pb(bio)->stream;
-	m->around = tac_pb(bio)->around;
+	m->sector = rest;
+	m->write = write;
+	m->stream = pb->stream;
+	m->around = pb->around;
+	m->slot = pb->slot;
 	put_cpu_ptr(&tac_split_mark);
 	dm_accept_partial_bio(bio, sectors);
 }
 
-/* Is @bio the remainder of a split?  Then it gets the request's verdicts. */
-static bool tac_is_remainder(struct dm_target *ti, struct bio *bio)
+/*
+ * Is @bio the remainder of a split on this CPU?  Then it gets the
+ * request's verdicts.  Caller holds c->lock.
+ */
+static bool __tac_is_remainder(struct dm_target *ti, struct tac_cache *c,
+			       struct bio *bio)
 {
 	struct tac_split_mark *m = get_cpu_ptr(&tac_split_mark);
+	struct tac_bio *pb = tac_pb(bio);
+	sector_t start = bio->bi_iter.bi_sector;
+	bool write = op_is_write(bio_op(bio));
 	bool r = m->ti == ti && m->task == current &&
-		 m->sector == bio->bi_iter.bi_sector &&
-		 m->write == op_is_write(bio_op(bio)) &&
-		 time_before(jiffies, m->when + TAC_REMAINDER_JIFFIES);
+		 m->sector == start && m->write == write;
 
 	if (r) {
 		m->ti = NULL;
-		tac_pb(bio)->stream = m->stream;
-		tac_pb(bio)->around = m->around;
+		pb->stream = m->stream;
+		pb->around = m->around;
+		pb->slot = m->slot;
+		/* Its entry's record is used up too. */
+		if (pb->slot && c->streams[write][pb->slot - 1].rest == start)
+			c->streams[write][pb->slot - 1].rest = 0;
 	}
 	put_cpu_ptr(&tac_split_mark);
 	return r;
 }
 
 /*
- * The rest of a request already classified (a split's remainder whose
- * mark was left on another CPU): it ends where a stream's last request
- * ended, inside it, just after.  Its request's entry, or NULL.
+ * The remainder of a split request whose mark was left on another CPU:
+ * the stream entry of its request recorded its range.  Sets @bio's
+ * verdicts; false if it is no remainder.  Caller holds c->lock.
  */
-static struct tac_stream *__tac_stream_rest(struct tac_cache *c,
-					    struct bio *bio, bool write)
+static bool __tac_stream_rest(struct tac_cache *c, struct bio *bio,
+			      bool write)
 {
 	struct tac_stream *st = c->streams[write];
 	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	struct tac_bio *pb = tac_pb(bio);
 	int i;
 
 	for (i = 0; i < TAC_STREAMS; i++)
-		if (st[i].sectors && start > st[i].first &&
-		    end == st[i].end &&
-		    time_before(jiffies, st[i].last + TAC_REMAINDER_JIFFIES))
-			return &st[i];
-	return NULL;
+		if (st[i].rest && st[i].rest == start &&
+		    st[i].rest_end == end) {
+			st[i].rest = 0;
+			pb->stream = st[i].rest_stream;
+			pb->around = st[i].rest_around;
+			pb->slot = i + 1;
+			return true;
+		}
+	return false;
 }
 
 /*
@@ -155,8 +188,8 @@ static struct tac_stream *__tac_stream(struct tac_cache *c, struct bio *bio,
 	if (!s) {
 		s = &st[oldest];
 		s->sectors = 0;
+		s->rest = 0;
 	}
-	s->first = start;
 	s->end = end;
 	s->sectors += end - start;
 	s->last = jiffies;
@@ -197,15 +230,10 @@ static void __tac_classify(struct dm_target *ti, struct tac_cache *c,
 	struct tac_stream *s;
 	enum tac_class class;
 
-	if (!ti || tac_is_remainder(ti, bio))
+	/* A remainder was counted with its request already. */
+	if (!ti || __tac_is_remainder(ti, c, bio) ||
+	    __tac_stream_rest(c, bio, write))
 		return;
-	s = __tac_stream_rest(c, bio, write);
-	if (s) {
-		/* Counted with its request already. */
-		pb->stream = s->stream;
-		pb->around = s->around;
-		return;
-	}
 	class = c->policy->ops->request(c->policy, to_oblock(b0),
 					bl - b0 + 1, write);
 	if (!write)
@@ -231,6 +259,7 @@ static void __tac_classify(struct dm_target *ti, struct tac_cache *c,
 	if (s) {
 		s->stream = pb->stream;
 		s->around = pb->around;
+		pb->slot = s - c->streams[write] + 1;
 	}
 }
 
@@ -243,7 +272,7 @@ static void tac_first_block_only(struct dm_target *ti, struct tac_cache *c,
 			     c->block_sectors;
 
 	if (bio_end_sector(bio) > first_end)
-		tac_split(ti, bio, first_end - start);
+		tac_split(ti, c, bio, first_end - start);
 }
 
 /* ------------------------------------------------------------------ */
@@ -932,12 +961,9 @@ miss:
 		around++;
 	}
 	if (b <= bl) {
-		tac_split(ti, bio, (b << c->block_shift) - start);
+		tac_split(ti, c, bio, (b << c->block_shift) - start);
 		end = b << c->block_shift;
 	}
-	c->n.read_misses += b - b0;
-	if (c->last_class == TAC_RANDOM)
-		c->n.random_read_misses += b - b0;
 	if (pb->stream && c->mode != TAC_MODE_PASSTHROUGH)
 		c->n.bypassed += b - b0 - around;
 
@@ -956,10 +982,15 @@ miss:
 				cbs[nr++] = cb;
 			}
 		if (nr && end > last << c->block_shift) {
-			tac_split(ti, bio, (last << c->block_shift) - start);
+			tac_split(ti, c, bio, (last << c->block_shift) - start);
 			end = last << c->block_shift;
 		}
 	}
+	/* The blocks of this piece only: a remainder counts its own. */
+	b = ((end - 1) >> c->block_shift) - b0 + 1;
+	c->n.read_misses += b;
+	if (c->last_class == TAC_RANDOM)
+		c->n.random_read_misses += b;
 	spin_unlock_irq(&c->lock);
 
 	pb->route = ROUTE_ORIGIN;
@@ -1174,7 +1205,7 @@ static u64 __tac_origin_run(struct dm_target *ti, struct tac_cache *c,
 		c->n.write_hits++;
 	}
 	if (b <= bl) {
-		tac_split(ti, bio, (b << c->block_shift) - start);
+		tac_split(ti, c, bio, (b << c->block_shift) - start);
 		bl = b - 1;
 	}
 	return bl;

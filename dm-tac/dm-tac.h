@@ -126,11 +126,18 @@ struct tac_tunables {
 #define TAC_STREAM_MIN_SECTORS	128	/* 64 KiB: smaller ones never stream */
 
 struct tac_stream {
-	sector_t first;			/* where its last request started */
 	sector_t end;			/* where the next request would start */
 	u64 sectors;			/* length so far */
 	unsigned long last;		/* jiffies of its last request */
 	bool stream, around;		/* its last request's verdicts */
+	/*
+	 * The remainder the latest split of one of its requests left to
+	 * come, [rest, rest_end) (rest 0: none), and that request's
+	 * verdicts: a remainder whose split mark was left on another CPU
+	 * finds its request here, however late it comes.
+	 */
+	bool rest_stream, rest_around;
+	sector_t rest, rest_end;
 };
 
 /* Origin writes and discards in flight, hashed by origin block. */
@@ -302,6 +309,8 @@ struct tac_bio {
 	bool cache_failed;		/* FANOUT: the cache's copy failed */
 	bool stream;			/* part of a long sequential stream */
 	bool around;			/* a stream read around clean blocks */
+	u8 slot;			/* its request's entry in c->streams,
+					 * plus 1 (0: none) */
 	bool fua;			/* the user's write was FUA (below us
 					 * the block layer strips the flag
 					 * for a device with no write cache) */
