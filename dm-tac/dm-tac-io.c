@@ -81,8 +81,13 @@ static void tac_split(struct dm_target *ti, struct tac_cache *c,
 	if (pb->slot) {
 		struct tac_stream *s = &c->streams[write][pb->slot - 1];
 
+		/*
+		 * Cut again in the same map (a miss run, then the promotion
+		 * cap): dm core's remainder still ends where the bio did.
+		 */
+		if (!s->rest || s->rest != bio_end_sector(bio))
+			s->rest_end = bio_end_sector(bio);
 		s->rest = rest;
-		s->rest_end = bio_end_sector(bio);
 		s->rest_stream = pb->stream;
 		s->rest_around = pb->around;
 	}
