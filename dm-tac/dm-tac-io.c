@@ -21,7 +21,6 @@
 #include <linux/blkdev.h>
 #include <linux/crc32c.h>
 #include <linux/kernel.h>
-#include <linux/percpu.h>
 #include <linux/slab.h>
 
 #include "dm-tac.h"
@@ -41,117 +40,74 @@ enum { PARKED_READ, PARKED_WRITE, PARKED_DISCARD };
 
 /*
  * A split's remainder comes back to map(): it is the same request, so it
- * is not classified again and keeps the request's stream verdicts.  dm
- * core submits it from the task that split it, after the pieces already
- * mapped have been submitted below; that may sleep (a full tag set, a
- * throttle, a suspend), for as long as the devices below take.  So
- * nothing here times out: the per-CPU mark is taken only by that task,
- * for that target, sector and direction, whenever it comes.  A task that
- * moved to another CPU leaves its mark behind (the next split there
- * overwrites it); its remainder finds its request's stream entry instead,
- * which records the remainder's exact range.  Verdicts only choose where
- * clean data is read from and what is promoted: a wrong match costs speed,
- * never data.
+ * is not classified again and keeps the request's verdicts (stream,
+ * around, random).  dm core submits it after the pieces already mapped
+ * have been submitted below, which may sleep (a full tag set, a throttle)
+ * while other tasks map and split, and the task may wake on another CPU;
+ * in a suspend, dm's own worker submits it.  So a split records its
+ * remainder's exact range and direction in c->rests, with no time limit,
+ * and the remainder takes its record by that range.  The table keeps the
+ * last TAC_RESTS splits whose remainder has not come back; a remainder
+ * whose record was pushed out (that many splits in flight) is classified
+ * again.  Verdicts only choose where clean data is read from, what is
+ * promoted and how it is counted: a wrong match costs speed, never data.
+ * Caller of both holds c->lock.
  */
-struct tac_split_mark {
-	struct dm_target *ti;
-	struct task_struct *task;
-	sector_t sector;
-	bool write, stream, around;
-	u8 slot;
-};
 
-static DEFINE_PER_CPU(struct tac_split_mark, tac_split_mark);
-
-/*
- * Only map() may split (@ti), under c->lock; the worker only sees bios
- * within a block.
- */
+/* Only map() may split (@ti); the worker only sees bios within a block. */
 static void tac_split(struct dm_target *ti, struct tac_cache *c,
 		      struct bio *bio, sector_t sectors)
 {
 	struct tac_bio *pb = tac_pb(bio);
-	struct tac_split_mark *m;
 	bool write = op_is_write(bio_op(bio));
-	sector_t rest = bio->bi_iter.bi_sector + sectors;
+	sector_t end = bio_end_sector(bio);
+	struct tac_rest *r = NULL;
+	int i;
 
 	lockdep_assert_held(&c->lock);
 	if (WARN_ON_ONCE(!ti))
 		return;
-	if (pb->slot) {
-		struct tac_stream *s = &c->streams[write][pb->slot - 1];
-
-		/*
-		 * Cut again in the same map (a miss run, then the promotion
-		 * cap): dm core's remainder still ends where the bio did.
-		 */
-		if (!s->rest || s->rest != bio_end_sector(bio))
-			s->rest_end = bio_end_sector(bio);
-		s->rest = rest;
-		s->rest_stream = pb->stream;
-		s->rest_around = pb->around;
+	/*
+	 * Cut again in the same map (a miss run, then the promotion cap):
+	 * dm core's remainder starts at the new cut and still ends where
+	 * the bio did.
+	 */
+	for (i = 0; i < TAC_RESTS; i++)
+		if (c->rests[i].start == end && c->rests[i].write == write) {
+			r = &c->rests[i];
+			break;
+		}
+	if (!r) {
+		r = &c->rests[c->rest_next++ % TAC_RESTS];
+		r->end = end;
 	}
-	m = get_cpu_ptr(&tac_split_mark);
-	m->ti = ti;
-	m->task = current;
-	m->sector = rest;
-	m->write = write;
-	m->stream = pb->stream;
-	m->around = pb->around;
-	m->slot = pb->slot;
-	put_cpu_ptr(&tac_split_mark);
+	r->start = bio->bi_iter.bi_sector + sectors;
+	r->write = write;
+	r->stream = pb->stream;
+	r->around = pb->around;
+	r->random = pb->random;
 	dm_accept_partial_bio(bio, sectors);
 }
 
-/*
- * Is @bio the remainder of a split on this CPU?  Then it gets the
- * request's verdicts.  Caller holds c->lock.
- */
-static bool __tac_is_remainder(struct dm_target *ti, struct tac_cache *c,
-			       struct bio *bio)
+/* Is @bio a split's remainder?  Then it takes the request's verdicts. */
+static bool __tac_take_rest(struct tac_cache *c, struct bio *bio, bool write)
 {
-	struct tac_split_mark *m = get_cpu_ptr(&tac_split_mark);
-	struct tac_bio *pb = tac_pb(bio);
-	sector_t start = bio->bi_iter.bi_sector;
-	bool write = op_is_write(bio_op(bio));
-	bool r = m->ti == ti && m->task == current &&
-		 m->sector == start && m->write == write;
-
-	if (r) {
-		m->ti = NULL;
-		pb->stream = m->stream;
-		pb->around = m->around;
-		pb->slot = m->slot;
-		/* Its entry's record is used up too. */
-		if (pb->slot && c->streams[write][pb->slot - 1].rest == start)
-			c->streams[write][pb->slot - 1].rest = 0;
-	}
-	put_cpu_ptr(&tac_split_mark);
-	return r;
-}
-
-/*
- * The remainder of a split request whose mark was left on another CPU:
- * the stream entry of its request recorded its range.  Sets @bio's
- * verdicts; false if it is no remainder.  Caller holds c->lock.
- */
-static bool __tac_stream_rest(struct tac_cache *c, struct bio *bio,
-			      bool write)
-{
-	struct tac_stream *st = c->streams[write];
 	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
 	struct tac_bio *pb = tac_pb(bio);
+	struct tac_rest *r;
 	int i;
 
-	for (i = 0; i < TAC_STREAMS; i++)
-		if (st[i].rest && st[i].rest == start &&
-		    st[i].rest_end == end) {
-			st[i].rest = 0;
-			pb->stream = st[i].rest_stream;
-			pb->around = st[i].rest_around;
-			pb->slot = i + 1;
+	for (i = 0; i < TAC_RESTS; i++) {
+		r = &c->rests[i];
+		if (r->start == start && r->end == end && r->write == write &&
+		    start) {
+			r->start = 0;
+			pb->stream = r->stream;
+			pb->around = r->around;
+			pb->random = r->random;
 			return true;
 		}
+	}
 	return false;
 }
 
@@ -193,7 +149,6 @@ static struct tac_stream *__tac_stream(struct tac_cache *c, struct bio *bio,
 	if (!s) {
 		s = &st[oldest];
 		s->sectors = 0;
-		s->rest = 0;
 	}
 	s->end = end;
 	s->sectors += end - start;
@@ -236,13 +191,11 @@ static void __tac_classify(struct dm_target *ti, struct tac_cache *c,
 	enum tac_class class;
 
 	/* A remainder was counted with its request already. */
-	if (!ti || __tac_is_remainder(ti, c, bio) ||
-	    __tac_stream_rest(c, bio, write))
+	if (!ti || __tac_take_rest(c, bio, write))
 		return;
 	class = c->policy->ops->request(c->policy, to_oblock(b0),
 					bl - b0 + 1, write);
-	if (!write)
-		c->last_class = class;
+	pb->random = class == TAC_RANDOM;
 	s = __tac_stream(c, bio, write);
 	pb->stream = s && cutoff && s->sectors >= cutoff;
 	/*
@@ -264,7 +217,6 @@ static void __tac_classify(struct dm_target *ti, struct tac_cache *c,
 	if (s) {
 		s->stream = pb->stream;
 		s->around = pb->around;
-		pb->slot = s - c->streams[write] + 1;
 	}
 }
 
@@ -924,7 +876,7 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 		tac_first_block_only(ti, c, bio);
 		end = bio_end_sector(bio);
 		c->n.read_hits++;
-		if (c->last_class == TAC_RANDOM)
+		if (pb->random)
 			c->n.random_read_hits++;
 		pb->route = ROUTE_HIT;
 		pb->oblock = b0;
@@ -994,7 +946,7 @@ miss:
 	/* The blocks of this piece only: a remainder counts its own. */
 	b = ((end - 1) >> c->block_shift) - b0 + 1;
 	c->n.read_misses += b;
-	if (c->last_class == TAC_RANDOM)
+	if (pb->random)
 		c->n.random_read_misses += b;
 	spin_unlock_irq(&c->lock);
 

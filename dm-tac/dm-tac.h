@@ -130,14 +130,15 @@ struct tac_stream {
 	u64 sectors;			/* length so far */
 	unsigned long last;		/* jiffies of its last request */
 	bool stream, around;		/* its last request's verdicts */
-	/*
-	 * The remainder the latest split of one of its requests left to
-	 * come, [rest, rest_end) (rest 0: none), and that request's
-	 * verdicts: a remainder whose split mark was left on another CPU
-	 * finds its request here, however late it comes.
-	 */
-	bool rest_stream, rest_around;
-	sector_t rest, rest_end;
+};
+
+/* Splits whose remainder has not come back to map() yet (dm-tac-io.c). */
+#define TAC_RESTS	32
+
+struct tac_rest {
+	sector_t start, end;		/* the remainder's range; start 0: free */
+	bool write;
+	bool stream, around, random;	/* its request's verdicts */
 };
 
 /* Origin writes and discards in flight, hashed by origin block. */
@@ -229,7 +230,6 @@ struct tac_cache {
 	spinlock_t lock;
 	enum tac_mode mode;
 	enum tac_health health;
-	enum tac_class last_class;	/* of the last read classified */
 	bool drop_all;			/* worker: invalidate every block */
 	u32 disk_dirty;			/* blocks with CB_DISK_DIRTY */
 	unsigned long *md_changed;	/* map pages to write at commit */
@@ -255,6 +255,8 @@ struct tac_cache {
 	u32 bg_inflight;		/* fills not tied to a user bio */
 	struct tac_counters n;
 	struct tac_stream streams[2][TAC_STREAMS];	/* reads, writes */
+	struct tac_rest rests[TAC_RESTS];	/* splits' remainders to come */
+	unsigned int rest_next;		/* the next record to reuse */
 	struct bio_list deferred;	/* bios for the worker */
 	struct list_head fills;		/* fills for the worker */
 
@@ -309,8 +311,7 @@ struct tac_bio {
 	bool cache_failed;		/* FANOUT: the cache's copy failed */
 	bool stream;			/* part of a long sequential stream */
 	bool around;			/* a stream read around clean blocks */
-	u8 slot;			/* its request's entry in c->streams,
-					 * plus 1 (0: none) */
+	bool random;			/* its request was classified random */
 	bool fua;			/* the user's write was FUA (below us
 					 * the block layer strips the flag
 					 * for a device with no write cache) */

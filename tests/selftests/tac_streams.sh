@@ -184,4 +184,44 @@ else
 		"no null_blk"
 fi
 
+# Each piece of a split request counts its hits and misses under its own
+# request's class, whatever another task's request was classified since.
+# The cache takes one request at a time, 20 ms each, so the pieces of a
+# scan of cached blocks (sequential, 64 KiB) wait there while random
+# 8 KiB reads are classified beside them; each random read hits its first
+# block and misses its second.
+if nullb_dev slowc 8 20000000 hw_queue_depth=1 submit_queues=1; then
+	scratch_dev origin3 48
+	udev_quiet tacrc
+	tac_create tacrc "$origin3" "$slowc" 8 mode writethrough
+	rdev=/dev/mapper/tacrc
+	for i in $(seq 0 31); do echo $((i * 256 + 64)); done | shuf >"$_scratch/a"
+	read_blocks "$rdev" 4 <"$_scratch/a"
+	dd if="$rdev" of=/dev/null bs=64k skip=640 count=8 iflag=direct status=none
+	check_ge "32 random blocks and a 512 KiB scan region cached" 160 \
+		"$(tac_stat tacrc used)"
+	dmsetup message tacrc 0 reset_stats
+	python3 -c '
+import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 65536)
+off = 0
+while not os.path.exists(sys.argv[2]):
+    os.preadv(fd, [buf], (40 << 20) + off)
+    off = (off + 65536) % (512 << 10)
+' "$rdev" "$_scratch/a.done" &
+	scan=$!
+	awk '{ print $1 / 2 }' "$_scratch/a" |
+		read_blocks "$rdev" 8
+	touch "$_scratch/a.done"
+	wait "$scan"
+	diag "random: $(tac_stat tacrc random_read_hits) hits, $(tac_stat tacrc random_read_misses) misses; all: $(tac_stat tacrc read_hits) hits"
+	check_eq "32 random 8 KiB reads beside a scan: 32 random hits, 32 random misses" \
+		"32 32" "$(tac_stat tacrc random_read_hits) $(tac_stat tacrc random_read_misses)"
+	dm_remove tacrc
+else
+	tap_skip "32 random 8 KiB reads beside a scan: 32 random hits, 32 random misses" \
+		"no null_blk"
+fi
+
 tap_done
