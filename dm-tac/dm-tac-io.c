@@ -59,33 +59,35 @@ static void tac_split(struct dm_target *ti, struct tac_cache *c,
 		      struct bio *bio, sector_t sectors)
 {
 	struct tac_bio *pb = tac_pb(bio);
-	bool write = op_is_write(bio_op(bio));
-	sector_t end = bio_end_sector(bio);
-	struct tac_rest *r = NULL;
+	struct tac_rest *r;
 	int i;
 
 	lockdep_assert_held(&c->lock);
 	if (WARN_ON_ONCE(!ti))
 		return;
-	/*
-	 * Cut again in the same map (a miss run, then the promotion cap):
-	 * dm core's remainder starts at the new cut and still ends where
-	 * the bio did.
-	 */
-	for (i = 0; i < TAC_RESTS; i++)
-		if (c->rests[i].start == end && c->rests[i].write == write) {
-			r = &c->rests[i];
-			break;
-		}
-	if (!r) {
-		r = &c->rests[c->rest_next++ % TAC_RESTS];
-		r->end = end;
+	if (pb->rest) {
+		/*
+		 * Cut again in this map (a miss run, then the promotion
+		 * cap): dm core's remainder starts at the new cut and still
+		 * ends where the bio did.
+		 */
+		r = &c->rests[pb->rest - 1];
+	} else {
+		/* A free record, or else the oldest one. */
+		for (i = 0; i < TAC_RESTS; i++)
+			if (!c->rests[i].start)
+				break;
+		if (i == TAC_RESTS)
+			i = c->rest_next++ % TAC_RESTS;
+		r = &c->rests[i];
+		r->end = bio_end_sector(bio);
+		r->write = op_is_write(bio_op(bio));
+		r->stream = pb->stream;
+		r->around = pb->around;
+		r->random = pb->random;
+		pb->rest = i + 1;
 	}
 	r->start = bio->bi_iter.bi_sector + sectors;
-	r->write = write;
-	r->stream = pb->stream;
-	r->around = pb->around;
-	r->random = pb->random;
 	dm_accept_partial_bio(bio, sectors);
 }
 
@@ -214,10 +216,6 @@ static void __tac_classify(struct dm_target *ti, struct tac_cache *c,
 	 */
 	pb->around = pb->stream && !write &&
 		     __tac_uncached_runs(c, b0, bl) >= 2;
-	if (s) {
-		s->stream = pb->stream;
-		s->around = pb->around;
-	}
 }
 
 /* Keep @bio to its first block (it may wait for that one alone). */

@@ -129,7 +129,6 @@ struct tac_stream {
 	sector_t end;			/* where the next request would start */
 	u64 sectors;			/* length so far */
 	unsigned long last;		/* jiffies of its last request */
-	bool stream, around;		/* its last request's verdicts */
 };
 
 /* Splits whose remainder has not come back to map() yet (dm-tac-io.c). */
@@ -256,7 +255,8 @@ struct tac_cache {
 	struct tac_counters n;
 	struct tac_stream streams[2][TAC_STREAMS];	/* reads, writes */
 	struct tac_rest rests[TAC_RESTS];	/* splits' remainders to come */
-	unsigned int rest_next;		/* the next record to reuse */
+	unsigned int rest_next;		/* the next record to take when
+					 * none is free */
 	struct bio_list deferred;	/* bios for the worker */
 	struct list_head fills;		/* fills for the worker */
 
@@ -312,6 +312,8 @@ struct tac_bio {
 	bool stream;			/* part of a long sequential stream */
 	bool around;			/* a stream read around clean blocks */
 	bool random;			/* its request was classified random */
+	u8 rest;			/* map: its record in c->rests, plus 1
+					 * (0: not split yet) */
 	bool fua;			/* the user's write was FUA (below us
 					 * the block layer strips the flag
 					 * for a device with no write cache) */
