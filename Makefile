@@ -76,8 +76,8 @@ deps:
 # Everything: unit tests, the VM runner's own (tests/vmrunner, no VM) and
 # the host half of the install tests (tests/install: make install, the
 # systemd unit, DKMS's file list), the VM selftests on both LTS kernels
-# (tac_coherence.sh of 6.1 in a VM of its own with 2 CPUs, so that its
-# races run in parallel; the tests of the user-space tools on 6.1 only,
+# (tac_coherence.sh and tac_streams.sh of 6.1 in a VM of its own with 2
+# CPUs, so that races run in parallel and a reader can change CPUs; the tests of the user-space tools on 6.1 only,
 # see ONE_KERNEL_TESTS in tests/check.sh), then the crash tests of write-back
 # (tests/crash/README.md) at CI size: log replay and bad-metadata images
 # on one kernel, 12 power cuts on the other, side by side.  The torture

@@ -16,7 +16,9 @@
 #                   VM; tests/install/check.sh host)
 #     vm:KVER       VM selftests (tests/selftests) on kernel 6.1 or 6.12
 #     vm2:KVER      the VM selftests that need two CPUs to race
-#                   (VM2_TESTS, default tac_coherence.sh), in a VM of
+#                   (VM2_TESTS, default tac_coherence.sh and
+#                   tac_streams.sh, whose reader moves between CPUs
+#                   while its split requests wait), in a VM of
 #                   their own with 2 CPUs after the other VMs; a vm:KVER
 #                   part then leaves them out
 #     crash:SPEC    a part of tests/crash/check.sh: selftest,
@@ -90,7 +92,7 @@ run_lanes() {
 	fi
 }
 
-VM2_TESTS=${VM2_TESTS:-tac_coherence.sh}
+VM2_TESTS=${VM2_TESTS:-tac_coherence.sh tac_streams.sh}
 ONE_KERNEL_TESTS=${ONE_KERNEL_TESTS-tac_tacmeta.sh tac_activate.sh}
 
 vm_run() {

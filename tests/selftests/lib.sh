@@ -162,9 +162,16 @@ dm_remove() {
 tac_create() {
 	local name=$1 origin=$2 cache=$3 bs=$4
 	shift 4
-	dmsetup create "$name" --table \
-		"0 $(sectors "$origin") tac $origin $cache $bs $# $*" || return 1
+	local err rc
+	err=$(dmsetup create "$name" --table \
+		"0 $(sectors "$origin") tac $origin $cache $bs $# $*" 2>&1)
+	rc=$?
+	# (dmsetup may fail after the device exists: it must go at exit.)
 	at_exit "dm_remove '$name'"
+	if [ "$rc" -ne 0 ]; then
+		diag "dmsetup create $name failed ($rc): $err"
+		return 1
+	fi
 	udevadm settle 2>/dev/null
 }
 
