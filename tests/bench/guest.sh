@@ -39,6 +39,10 @@ OUT=${1:?usage: guest.sh OUTDIR}
 PG_PORT=5499
 PG_SOCK=/tmp/bench-pgsock
 PG_MNT=/tmp/bench-pg
+# The server's log, in a directory made afresh for the postgres user (the
+# guest's /tmp shows the host's: a file of that name left there by root
+# would keep the server from starting).
+PG_LOG=/tmp/bench-pgserver/server.log
 PG_CG=/sys/fs/cgroup/bench-pg
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 PHASE_FILE=/tmp/bench-phase
@@ -186,9 +190,11 @@ pg_start() {
 	# device and the mount are new.  (No drop_caches: it would also drop
 	# the PostgreSQL binaries, which take tens of seconds to read back
 	# over 9p under TCG.)
+	rm -rf "${PG_LOG%/*}"
+	install -d -o postgres -g postgres "${PG_LOG%/*}"
 	(echo $BASHPID > $PG_CG/cgroup.procs
 	 exec runuser -u postgres -- "$PGBIN/pg_ctl" -D $PG_MNT/pgdata -w -t 120 \
-		-l /tmp/bench-pg.log -o "-k $PG_SOCK -p $PG_PORT" start) > /dev/null
+		-l "$PG_LOG" -o "-k $PG_SOCK -p $PG_PORT" start) > /dev/null
 }
 
 pg_stop() {
@@ -196,7 +202,7 @@ pg_stop() {
 		pg "$PGBIN/pg_ctl" -D $PG_MNT/pgdata -w -t 120 -m fast stop \
 			> /dev/null 2>&1
 	fi
-	cp /tmp/bench-pg.log "$OUT/$CT/postgres.log" 2>/dev/null
+	cp "$PG_LOG" "$OUT/$CT/postgres.log" 2>/dev/null
 	mountpoint -q $PG_MNT && umount $PG_MNT
 	rmdir $PG_CG 2>/dev/null
 	return 0
@@ -242,7 +248,7 @@ pgbench_cell() {
 	: > "$base.status"
 	echo setup > $PHASE_FILE
 	if ! pg_start; then
-		notes "$CT/pgbench: PostgreSQL did not start ($(tail -n 2 /tmp/bench-pg.log 2>/dev/null | tr '\n' ' '))"
+		notes "$CT/pgbench: PostgreSQL did not start ($(tail -n 2 "$PG_LOG" 2>/dev/null | tr '\n' ' '))"
 		pg_stop
 		return 1
 	fi
