@@ -270,11 +270,9 @@ writes() { awk '{ print $5 }' "/sys/block/$(basename "$1")/stat"; }
 # warm-up that caches a region.  Read in order, past sequential_cutoff_kb
 # it would be a stream, which dm-tac does not cache.
 read_scattered() {
-	local dev=$1 first=$2 count=$3 bs=${4:-64} i
-	for i in $(shuf -i 0-$((count - 1))); do
-		dd if="$dev" of=/dev/null bs="${bs}k" skip=$((first / bs + i)) \
-			count=1 iflag=direct status=none
-	done
+	local dev=$1 first=$2 count=$3 bs=${4:-64}
+	shuf -i "$((first / bs))-$((first / bs + count - 1))" |
+		read_blocks "$dev" "$bs"
 }
 
 # read_blocks DEV BS_KIB: read one BS_KIB piece at each index given on
