@@ -77,7 +77,9 @@ static void tac_split(struct dm_target *ti, struct tac_cache *c,
 		for (i = 0; i < TAC_RESTS; i++)
 			if (!c->rests[i].start)
 				break;
-		if (i == TAC_RESTS)
+		if (i < TAC_RESTS)
+			c->nr_rests++;
+		else
 			i = c->rest_next++ % TAC_RESTS;
 		r = &c->rests[i];
 		r->end = bio_end_sector(bio);
@@ -99,11 +101,15 @@ static bool __tac_take_rest(struct tac_cache *c, struct bio *bio, bool write)
 	struct tac_rest *r;
 	int i;
 
+	/* Most bios were never split: no record to look through. */
+	if (!c->nr_rests)
+		return false;
 	for (i = 0; i < TAC_RESTS; i++) {
 		r = &c->rests[i];
 		if (r->start == start && r->end == end && r->write == write &&
 		    start) {
 			r->start = 0;
+			c->nr_rests--;
 			pb->stream = r->stream;
 			pb->around = r->around;
 			pb->random = r->random;

@@ -255,6 +255,7 @@ struct tac_cache {
 	struct tac_counters n;
 	struct tac_stream streams[2][TAC_STREAMS];	/* reads, writes */
 	struct tac_rest rests[TAC_RESTS];	/* splits' remainders to come */
+	unsigned int nr_rests;		/* records in use */
 	unsigned int rest_next;		/* the next record to take when
 					 * none is free */
 	struct bio_list deferred;	/* bios for the worker */
