@@ -13,7 +13,9 @@
  *
  * State of a cache block (c->cb_state[cb])
  * ========================================
- *   readers      shared holders: read hits, and the cleaner reading it
+ *   readers      shared holders: read hits, stream reads laying a dirty
+ *                block over the origin's data (Overlays in dm-tac-io.c),
+ *                and the cleaner reading it
  *   WRITER       the one exclusive holder: a user write being copied to
  *                the cache (write-back, or a write-through write of a
  *                cached block); excludes readers and other writers

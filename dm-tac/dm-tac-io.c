@@ -13,6 +13,7 @@
  * holds, whatever a user does to its buffers while the I/O is in flight.
  * Read hits go straight to the user's pages; a checksum mismatch there is
  * checked again on our own copy before anything is blamed on the cache.
+ * The dirty blocks of a stream read (Overlays) come through our pages.
  *
  * Nothing here sleeps in map: memory for copies is taken without waiting,
  * and if there is none the bio goes to the worker, which may wait on a
@@ -717,13 +718,21 @@ static int tac_fill_start(struct tac_cache *c, struct bio *bio, u64 b0,
 /* ------------------------------------------------------------------ */
 /* Reads */
 
+static void tac_overlay_step(struct tac_cache *c, struct bio *bio,
+			     blk_status_t status);
+
 /* A hit went wrong: the same data comes from the origin instead. */
 static void tac_retry_endio(struct bio *clone)
 {
 	struct bio *bio = clone->bi_private;
+	blk_status_t status = clone->bi_status;
 
-	bio->bi_status = clone->bi_status;
 	bio_put(clone);
+	if (tac_pb(bio)->ovl) {
+		tac_overlay_step(tac_pb(bio)->c, bio, status);
+		return;
+	}
+	bio->bi_status = status;
 	bio_endio(bio);
 }
 
@@ -829,8 +838,135 @@ static void tac_verify_endio(struct bio *copy)
 		bio_copy_data_iter(bio, &dst, copy, &src);
 	}
 	tac_copy_free(c, copy);
-	if (!retry)
+	if (retry)
+		return;
+	if (pb->ovl)
+		tac_overlay_step(c, bio, good ? BLK_STS_OK : status);
+	else
 		tac_complete(bio, good ? BLK_STS_OK : status);
+}
+
+/* ------------------------------------------------------------------ */
+/* Overlays */
+
+/*
+ * A stream read reads its range from the origin in one piece, so the disk
+ * streams; a clean cached block in it holds what the origin holds (rule
+ * 1).  A dirty block is the only current copy.  Rather than cut the
+ * origin read around it (a hole costs the disk a rotation), the request
+ * takes the dirty block shared in map, reads the whole range from the
+ * origin, and then, one block at a time in the worker, reads each dirty
+ * block from the cache into our pages (tac_verify_read()), checks it and
+ * copies it over the stale part of the user's pages.
+ *
+ * Who may touch such a block X meanwhile:
+ * - Writes of X park until the overlay lets X go: held shared, X's cache
+ *   data cannot change (rule 2), so what is copied is what X held when
+ *   the read was mapped, or later, never older.
+ * - The cleaner may write X back and mark it clean: the cache copy is
+ *   still X's data, and the origin now holds the same.  A clean X may be
+ *   unmapped (invalidate, write-around); its space stays ours until the
+ *   share is dropped, so the record keeps the cache block, not a lookup.
+ * - The origin read runs before any cache read and completes before it
+ *   starts, so the user's pages end with the cache's copy of X.
+ * A cache read or checksum failure of X is handled as for a hit: dirty,
+ * the request fails; cleaned since, X is read again from the origin into
+ * the user's part (ROUTE_RETRY), which then holds the written-back data.
+ * Records are per cache (c->ovl) under c->lock; with none free, or more
+ * dirty blocks than a record holds, the read is cut there, as before.
+ */
+
+/* Hold dirty block @cb, @off blocks into the request, for its overlay. */
+static bool __tac_overlay_add(struct tac_cache *c, struct tac_bio *pb,
+			      u32 off, u32 cb)
+{
+	struct tac_overlay *o;
+	u32 i = 0;
+
+	if (!pb->ovl)
+		while (i < TAC_OVERLAYS && c->ovl[i].busy)
+			i++;
+	else
+		i = pb->ovl - 1;
+	if (i == TAC_OVERLAYS)
+		return false;
+	o = &c->ovl[i];
+	if ((pb->ovl && o->nr == TAC_OVERLAY_BLOCKS) ||
+	    !__tac_try_share(c, cb))
+		return false;
+	if (!pb->ovl) {
+		o->busy = true;
+		o->nr = 0;
+		o->next = 0;
+		pb->ovl = i + 1;
+	}
+	o->cb[o->nr] = cb;
+	o->off[o->nr++] = off;
+	return true;
+}
+
+/* Let go of the blocks not read yet, and of the record. */
+static void __tac_overlay_end(struct tac_cache *c, struct tac_bio *pb)
+{
+	struct tac_overlay *o = &c->ovl[pb->ovl - 1];
+
+	while (o->next < o->nr)
+		__tac_unshare(c, o->cb[o->next++]);
+	o->busy = false;
+	pb->ovl = 0;
+}
+
+/* A step is over (the origin read, or one block): on to the next. */
+static void tac_overlay_step(struct tac_cache *c, struct bio *bio,
+			     blk_status_t status)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	unsigned long flags;
+
+	spin_lock_irqsave(&c->lock, flags);
+	if (!status) {
+		pb->route = ROUTE_OVERLAY;
+		__tac_defer(c, bio);
+	} else {
+		__tac_overlay_end(c, pb);
+	}
+	spin_unlock_irqrestore(&c->lock, flags);
+	if (status)
+		tac_complete(bio, status);
+}
+
+/* Worker (ROUTE_OVERLAY): read the next dirty block, or complete. */
+static void tac_overlay_next(struct tac_cache *c, struct bio *bio)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	struct tac_overlay *o;
+	struct bvec_iter it;
+	sector_t s, e;
+	u64 b;
+
+	spin_lock_irq(&c->lock);
+	o = &c->ovl[pb->ovl - 1];
+	if (o->next == o->nr) {
+		__tac_overlay_end(c, pb);
+		spin_unlock_irq(&c->lock);
+		tac_complete(bio, BLK_STS_OK);
+		return;
+	}
+	/* The block's share is now the verify step's to drop. */
+	pb->cblock = o->cb[o->next];
+	b = pb->oblock + o->off[o->next++];
+	it = o->whole;
+	s = max_t(sector_t, b << c->block_shift, it.bi_sector);
+	e = min_t(sector_t, (b + 1) << c->block_shift,
+		  bvec_iter_end_sector(it));
+	spin_unlock_irq(&c->lock);
+
+	bvec_iter_advance(bio->bi_io_vec, &it, (s - it.bi_sector) <<
+			  SECTOR_SHIFT);
+	it.bi_size = (e - s) << SECTOR_SHIFT;
+	pb->iter = it;
+	pb->route = ROUTE_VERIFY;
+	tac_verify_read(c, bio);
 }
 
 /*
@@ -860,8 +996,11 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 	/*
 	 * A stream reads clean blocks from the origin with the rest: the
 	 * disk serves it in one piece.  Only dirty blocks must come from the
-	 * cache.
+	 * cache, laid over the origin's data (Overlays).
 	 */
+	if (st == LK_VALID && dirty && pb->around && bl > b0 &&
+	    __tac_overlay_add(c, pb, 0, cb))
+		goto miss;
 	if (st == LK_VALID &&
 	    (dirty || (c->mode != TAC_MODE_PASSTHROUGH && !pb->around))) {
 		if (!__tac_try_share(c, cb)) {
@@ -916,8 +1055,9 @@ miss:
 	for (b = b0 + 1; b <= bl; b++) {
 		if (__tac_lookup(c, b, &cb) != LK_VALID)
 			continue;
-		if ((c->mode != TAC_MODE_PASSTHROUGH && !pb->around) ||
-		    __tac_is_dirty(c, cb))
+		if (__tac_is_dirty(c, cb) ?
+		    !pb->around || !__tac_overlay_add(c, pb, b - b0, cb) :
+		    c->mode != TAC_MODE_PASSTHROUGH && !pb->around)
 			break;
 		around++;
 	}
@@ -947,14 +1087,28 @@ miss:
 			end = last << c->block_shift;
 		}
 	}
-	/* The blocks of this piece only: a remainder counts its own. */
+	/*
+	 * The blocks of this piece only: a remainder counts its own.  Dirty
+	 * blocks laid over it are hits.
+	 */
 	b = ((end - 1) >> c->block_shift) - b0 + 1;
+	pb->route = ROUTE_ORIGIN;
+	if (pb->ovl) {
+		struct tac_overlay *o = &c->ovl[pb->ovl - 1];
+
+		o->whole = bio->bi_iter;
+		pb->oblock = b0;
+		pb->route = ROUTE_OVERLAY;
+		b -= o->nr;
+		c->n.read_hits += o->nr;
+		if (pb->random)
+			c->n.random_read_hits += o->nr;
+	}
 	c->n.read_misses += b;
 	if (pb->random)
 		c->n.random_read_misses += b;
 	spin_unlock_irq(&c->lock);
 
-	pb->route = ROUTE_ORIGIN;
 	pb->iter = bio->bi_iter;
 	if (nr)
 		return tac_fill_start(c, bio, b0, off, cbs, nr);
@@ -1478,6 +1632,17 @@ int tac_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 	case ROUTE_HIT:
 		return tac_end_hit(c, bio, pb, error);
 
+	case ROUTE_OVERLAY:
+		/* The origin's part is in: the dirty blocks go over it. */
+		if (*error) {
+			spin_lock_irqsave(&c->lock, flags);
+			__tac_overlay_end(c, pb);
+			spin_unlock_irqrestore(&c->lock, flags);
+			break;
+		}
+		tac_overlay_step(c, bio, BLK_STS_OK);
+		return DM_ENDIO_INCOMPLETE;
+
 	case ROUTE_ORIGIN:
 	case ROUTE_DISCARD:
 		if (!pb->wcount)
@@ -1540,6 +1705,9 @@ static void tac_work_bio(struct tac_cache *c, struct bio *bio)
 		break;
 	case ROUTE_VERIFY:
 		tac_verify_read(c, bio);
+		break;
+	case ROUTE_OVERLAY:
+		tac_overlay_next(c, bio);
 		break;
 	case ROUTE_WB:
 	case ROUTE_FANOUT:

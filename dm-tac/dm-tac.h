@@ -140,6 +140,22 @@ struct tac_rest {
 	bool stream, around, random;	/* its request's verdicts */
 };
 
+/*
+ * Stream reads over dirty blocks (Overlays, dm-tac-io.c): the request
+ * reads the origin whole; its dirty blocks, held shared, are then read
+ * from the cache and copied over the origin's stale data.
+ */
+#define TAC_OVERLAYS		16	/* requests at a time */
+#define TAC_OVERLAY_BLOCKS	16	/* dirty blocks per request */
+
+struct tac_overlay {
+	struct bvec_iter whole;		/* the request, as routed */
+	u32 cb[TAC_OVERLAY_BLOCKS];	/* its dirty blocks, held shared */
+	u32 off[TAC_OVERLAY_BLOCKS];	/* their blocks from the first */
+	u8 nr, next;			/* blocks; the next to read */
+	bool busy;
+};
+
 /* Origin writes and discards in flight, hashed by origin block. */
 #define TAC_WTRACK_BITS	14
 #define TAC_WTRACK_SIZE	BIT(TAC_WTRACK_BITS)
@@ -258,6 +274,8 @@ struct tac_cache {
 	unsigned int nr_rests;		/* records in use */
 	unsigned int rest_next;		/* the next record to take when
 					 * none is free */
+	struct tac_overlay ovl[TAC_OVERLAYS];	/* stream reads over dirty
+						 * blocks in flight */
 	struct bio_list deferred;	/* bios for the worker */
 	struct list_head fills;		/* fills for the worker */
 
@@ -284,6 +302,7 @@ enum tac_route {
 	ROUTE_PARKED,		/* waits for a block, or woken for the worker */
 	ROUTE_RETRY,		/* a hit re-read from the origin */
 	ROUTE_VERIFY,		/* a hit read through our pages and checked */
+	ROUTE_OVERLAY,		/* origin read, then its dirty blocks over it */
 	ROUTE_FILL,		/* a miss read through our pages, then cached */
 	ROUTE_WB,		/* a copy written to the cache only */
 	ROUTE_FANOUT,		/* a copy written to the origin and the cache */
@@ -301,7 +320,8 @@ struct tac_bio {
 	struct tac_cache *c;
 	struct bvec_iter iter;		/* as routed: origin sector and size */
 	u64 wfirst, wcount;		/* origin blocks counted in c->wtrack */
-	u64 oblock;			/* the block of HIT, WB, FANOUT */
+	u64 oblock;			/* the block of HIT, WB, FANOUT; OVERLAY:
+					 * the first */
 	u64 cursor;			/* DISCARD: where invalidation goes on */
 	u32 cblock;
 	u32 park_cb;			/* PARKED: the block waited for */
@@ -315,6 +335,8 @@ struct tac_bio {
 	bool random;			/* its request was classified random */
 	u8 rest;			/* map: its record in c->rests, plus 1
 					 * (0: not split yet) */
+	u8 ovl;				/* OVERLAY: its record in c->ovl,
+					 * plus 1 (0: none) */
 	bool fua;			/* the user's write was FUA (below us
 					 * the block layer strips the flag
 					 * for a device with no write cache) */

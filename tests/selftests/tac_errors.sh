@@ -131,4 +131,27 @@ else
 fi
 swap tacerr_o "0 $olen linear $origin_lo 0"
 
+# 5. A stream read over dirty blocks that the cache cannot read fails: it
+#    never returns the origin's stale copy of them.  (Last: the target is
+#    failed afterwards.)
+dmsetup message tacerr 0 set clean_idle_ms 0
+dmsetup message tacerr 0 mode writeback
+for i in 0 1 2 3; do
+	dd if=/dev/urandom of="$dev" bs=4k seek=$((4096 + 256 + i * 40)) count=1 \
+		oflag=direct status=none
+done
+check_eq "four blocks dirty in the stream's range" 4 \
+	"$(tac_stat tacerr dirty_blocks)"
+swap tacerr_c "0 $clen error"
+if dd if="$dev" of="$_scratch/stream" bs=1M skip=16 count=4 iflag=direct \
+	status=none 2>/dev/null; then
+	tap_fail "a stream over unreadable dirty blocks fails" "it read $(
+		cmp -s <(dd if="$_scratch/stream" bs=4k skip=256 count=1 status=none) \
+			<(dd if="$origin" bs=4k skip=$((4096 + 256)) count=1 iflag=direct status=none) &&
+		echo "the origin's stale data" || echo "something")"
+else
+	tap_ok "a stream over unreadable dirty blocks fails"
+fi
+swap tacerr_c "0 $clen linear $cache_lo 0"
+
 tap_done
