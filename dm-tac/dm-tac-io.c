@@ -961,8 +961,10 @@ static void tac_overlay_next(struct tac_cache *c, struct bio *bio)
 		  bvec_iter_end_sector(it));
 	spin_unlock_irq(&c->lock);
 
+	/* bvec_iter_advance() moves through the pages, not the sector. */
 	bvec_iter_advance(bio->bi_io_vec, &it, (s - it.bi_sector) <<
 			  SECTOR_SHIFT);
+	it.bi_sector = s;
 	it.bi_size = (e - s) << SECTOR_SHIFT;
 	pb->iter = it;
 	pb->route = ROUTE_VERIFY;
@@ -1073,7 +1075,7 @@ miss:
 	 * stream promotes nothing (TAC: what a scan reads is not worth a
 	 * place; it must not take the free space a hot set is about to need).
 	 */
-	if (c->mode != TAC_MODE_PASSTHROUGH && !pb->stream) {
+	if (c->mode != TAC_MODE_PASSTHROUGH && !pb->stream && !pb->ovl) {
 		u64 last = min(b, b0 + cap);
 
 		for (b = b0; b < last; b++)

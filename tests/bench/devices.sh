@@ -199,16 +199,20 @@ ct_setup() {
 	esac
 }
 
-# ct_tac_setup MODE[-nostream]: -nostream turns streams off
-# (sequential_cutoff_kb 0), for a side-by-side measure of what they do.
+# ct_tac_setup MODE[-nostream][-4k]: -nostream turns streams off
+# (sequential_cutoff_kb 0), -4k uses 4 KiB blocks instead of TAC_BLOCK,
+# for a side-by-side measure of what each does.
 ct_tac_setup() {
-	local mode=${1%-nostream} len=$((ORIGIN_MB * 2048)) opts
-	opts="3 mode $mode format"
-	[ "$mode" = "$1" ] || opts="5 mode $mode format sequential_cutoff_kb 0"
+	local mode=${1%-4k} len=$((ORIGIN_MB * 2048)) opts block=$TAC_BLOCK
+	[ "$mode" = "$1" ] || block=8
+	opts="3 mode ${mode%-nostream} format"
+	[ "$mode" = "${mode%-nostream}" ] ||
+		opts="5 mode ${mode%-nostream} format sequential_cutoff_kb 0"
+	mode=${mode%-nostream}
 	CT_KIND=tac
 	dmesg -C 2>/dev/null
 	if ! dmsetup create "$BENCH_PFX-tac" --table \
-		"0 $len tac $ORIGIN $CACHE $TAC_BLOCK $opts" \
+		"0 $len tac $ORIGIN $CACHE $block $opts" \
 		> /dev/null 2>&1; then
 		CT_NOTE="dm-tac rejected mode $mode: $(dmesg | grep -i 'tac' |
 			tail -n 1 | sed 's/^\[[^]]*\] *//')"

@@ -47,7 +47,11 @@ def unit_of(wl):
     return "MB/s" if wl in STREAMS else "TPS" if wl == "pgbench" else "IOPS"
 
 
-WRITEBACK = {"dmcache-wb", "bcache-wb", "tac-writeback", "tac-writeback-nostream", "writecache"}
+WRITEBACK = {"dmcache-wb", "bcache-wb", "writecache"}
+
+
+def keeps_dirty(ct):
+    return ct in WRITEBACK or ct.startswith("tac-writeback")
 
 
 def read_env(path):
@@ -265,7 +269,7 @@ def ratio(a, b):
 
 
 def smq_ref(ct):
-    return "dmcache-wb" if ct in WRITEBACK else "dmcache-wt"
+    return "dmcache-wb" if keeps_dirty(ct) else "dmcache-wt"
 
 
 def samples(path):
