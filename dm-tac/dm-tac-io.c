@@ -1027,7 +1027,9 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 		pb->oblock = b0;
 		pb->cblock = cb;
 		pb->iter = bio->bi_iter;
-		if (!tac_units_aligned(c, start, end) &&
+		/* A dirty block is the only copy: always checked. */
+		pb->verify = dirty || c->tun.verify_reads;
+		if (pb->verify && !tac_units_aligned(c, start, end) &&
 		    !__tac_crcs_unknown(c, cb, start, end)) {
 			/* Part of a unit: checked through our pages. */
 			pb->route = ROUTE_VERIFY;
@@ -1592,7 +1594,7 @@ static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 	unsigned long flags;
 	u32 crc[32];
 
-	if (!*error && tac_units_aligned(c, start, end)) {
+	if (!*error && pb->verify && tac_units_aligned(c, start, end)) {
 		nr = tac_whole_units(c, start, end, &first);
 		tac_bio_crcs(c, bio, pb->iter, nr, crc);
 	}

@@ -68,6 +68,7 @@ enum tac_opt {
 	OPT_CLEAN_IDLE_MS,
 	OPT_COMMIT_INTERVAL,
 	OPT_SEQUENTIAL_CUTOFF,
+	OPT_VERIFY_READS,
 	OPT_NR,
 	OPT_NO_DISCARD_PASSDOWN = OPT_NR,	/* flags, no value */
 	OPT_DISCARD_DIRTY,
@@ -99,6 +100,7 @@ static const struct tac_opt_desc tac_opts[OPT_NR] = {
 	[OPT_CLEAN_IDLE_MS] = { "clean_idle_ms", 0, 3600000, true },
 	[OPT_COMMIT_INTERVAL] = { "commit_interval", 10, 3600000, true },
 	[OPT_SEQUENTIAL_CUTOFF] = { "sequential_cutoff_kb", 0, 1048576, true },
+	[OPT_VERIFY_READS] = { "verify_reads", 0, 1, true },
 };
 
 static u32 *tac_opt_field(struct tac_tunables *t, int opt)
@@ -121,6 +123,7 @@ static u32 *tac_opt_field(struct tac_tunables *t, int opt)
 	case OPT_CLEAN_IDLE_MS: return &t->clean_idle_ms;
 	case OPT_COMMIT_INTERVAL: return &t->commit_interval;
 	case OPT_SEQUENTIAL_CUTOFF: return &t->sequential_cutoff_kb;
+	case OPT_VERIFY_READS: return &t->verify_reads;
 	default: return &t->error_threshold;
 	}
 }
@@ -171,6 +174,7 @@ static void tac_tunables_default(struct tac_tunables *t, u32 block_sectors)
 	 * a page or a few stay well under it.
 	 */
 	t->sequential_cutoff_kb = 1024;
+	t->verify_reads = 1;
 }
 
 /*
@@ -386,6 +390,26 @@ static int tac_parse_u32(const char *s, u32 *v)
 	return kstrtouint(s, 10, v);
 }
 
+/* A tunable's value: a number in its range; verify_reads: on or off too. */
+static int tac_parse_opt(int opt, const char *s, u32 *v)
+{
+	if (opt == OPT_VERIFY_READS && !strcasecmp(s, "on"))
+		*v = 1;
+	else if (opt == OPT_VERIFY_READS && !strcasecmp(s, "off"))
+		*v = 0;
+	else if (tac_parse_u32(s, v))
+		goto bad;
+	if (*v >= tac_opts[opt].min && *v <= tac_opts[opt].max)
+		return 0;
+bad:
+	if (opt == OPT_VERIFY_READS)
+		DMERR("verify_reads must be on or off");
+	else
+		DMERR("%s must be an integer from %u to %u",
+		      tac_opts[opt].name, tac_opts[opt].min, tac_opts[opt].max);
+	return -EINVAL;
+}
+
 static int tac_parse_opt_args(struct tac_c *tc, struct dm_arg_set *as)
 {
 	struct dm_target *ti = tc->ti;
@@ -453,11 +477,7 @@ static int tac_parse_opt_args(struct tac_c *tc, struct dm_arg_set *as)
 			ti->error = "Optional argument needs a value";
 			return -EINVAL;
 		}
-		if (tac_parse_u32(dm_shift_arg(as), &v) ||
-		    v < tac_opts[opt].min || v > tac_opts[opt].max) {
-			DMERR("%s must be an integer from %u to %u",
-			      tac_opts[opt].name, tac_opts[opt].min,
-			      tac_opts[opt].max);
+		if (tac_parse_opt(opt, dm_shift_arg(as), &v)) {
 			ti->error = "Invalid optional argument value";
 			return -EINVAL;
 		}
@@ -656,6 +676,7 @@ static int tac_preresume(struct dm_target *ti)
 	c->tun.clean_idle_ms = tc->tun.clean_idle_ms;
 	c->tun.commit_interval = tc->tun.commit_interval;
 	c->tun.sequential_cutoff_kb = tc->tun.sequential_cutoff_kb;
+	c->tun.verify_reads = tc->tun.verify_reads;
 	c->tun.given = tc->tun.given;
 	if (!c->policy->ops->set_params(c->policy, &tc->tun.policy))
 		c->tun.policy = tc->tun.policy;
@@ -731,7 +752,10 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 		       tc->cache_dev->name, tc->block_sectors, nr,
 		       tac_mode_names[mode]);
 		for (i = 0; i < OPT_NR; i++)
-			if (tun.given & BIT(i))
+			if (i == OPT_VERIFY_READS && (tun.given & BIT(i)))
+				DMEMIT(" verify_reads %s",
+				       tun.verify_reads ? "on" : "off");
+			else if (tun.given & BIT(i))
 				DMEMIT(" %s %u", tac_opts[i].name,
 				       *tac_opt_field(&tun, i));
 		if (tun.no_discard_passdown)
@@ -808,13 +832,8 @@ static int tac_msg_set(struct tac_cache *c, unsigned int argc, char **argv)
 		      tac_opts[opt].name);
 		return -EINVAL;
 	}
-	if (tac_parse_u32(argv[2], &v) || v < tac_opts[opt].min ||
-	    v > tac_opts[opt].max) {
-		DMERR("set: %s must be an integer from %u to %u",
-		      tac_opts[opt].name, tac_opts[opt].min,
-		      tac_opts[opt].max);
+	if (tac_parse_opt(opt, argv[2], &v))
 		return -EINVAL;
-	}
 
 	spin_lock_irq(&c->lock);
 	t = c->tun;

@@ -98,6 +98,8 @@ struct tac_tunables {
 	u32 clean_idle_ms;		/* idle this long: clean toward 0 */
 	u32 commit_interval;		/* ms between metadata commits */
 	u32 sequential_cutoff_kb;	/* streams this long bypass the cache */
+	u32 verify_reads;		/* check clean hits' checksums (dirty
+					 * ones always) */
 	bool no_discard_passdown;
 	bool discard_dirty;		/* constructor: drop damaged metadata */
 	u32 given;			/* bit per option given or set */
@@ -333,6 +335,7 @@ struct tac_bio {
 	bool stream;			/* part of a long sequential stream */
 	bool around;			/* a stream read around clean blocks */
 	bool random;			/* its request was classified random */
+	bool verify;			/* HIT: check its checksums */
 	u8 rest;			/* map: its record in c->rests, plus 1
 					 * (0: not split yet) */
 	u8 ovl;				/* OVERLAY: its record in c->ovl,

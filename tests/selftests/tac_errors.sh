@@ -154,4 +154,49 @@ else
 fi
 swap tacerr_c "0 $clen linear $cache_lo 0"
 
+# 6. verify_reads off: a clean hit is not checked, so a block the cache
+#    garbled is read as the cache holds it (what the setting trades away);
+#    a dirty block still is, its only copy being on the cache.
+dm_remove tacerr
+dd if=/dev/zero of="$cache" bs=4k count=2 oflag=direct status=none
+tac_create tacerr "$origin" "$cache" 8 mode writethrough verify_reads off \
+	error_threshold 1000
+case " $(dmsetup table tacerr) " in
+*" verify_reads off "*) tap_ok "verify_reads off shows in the table" ;;
+*) tap_fail "verify_reads off shows in the table" "$(dmsetup table tacerr)" ;;
+esac
+for i in 1 2 3; do
+	read_scattered "$dev" 0 64
+	sleep 1
+done
+if swap tacerr_c "0 $clen flakey $cache_lo 0 0 3600 1 drop_writes"; then
+	old=$(dd if="$dev" bs=4k skip=300 count=1 iflag=direct status=none | md5sum)
+	dd if=/dev/urandom of="$_scratch/new" bs=4k count=1 status=none
+	dd if="$_scratch/new" of="$dev" bs=4k seek=300 count=1 oflag=direct status=none
+	e0=$(tac_stat tacerr cache_errors)
+	check_eq "verify_reads off: a clean hit is not checked (a dropped write's old data is read)" \
+		"$old" "$(dd if="$dev" bs=4k skip=300 count=1 iflag=direct status=none | md5sum)"
+	check_eq "...and counts no error" "$e0" "$(tac_stat tacerr cache_errors)"
+	dmsetup message tacerr 0 set verify_reads on
+	check_eq "set verify_reads on: the same hit is checked, and the new data read" \
+		"$(md5sum <"$_scratch/new")" \
+		"$(dd if="$dev" bs=4k skip=300 count=1 iflag=direct status=none | md5sum)"
+	dmsetup message tacerr 0 set verify_reads off
+	dmsetup message tacerr 0 set clean_idle_ms 0
+	dmsetup message tacerr 0 mode writeback
+	dd if="$_scratch/new" of="$dev" bs=4k seek=310 count=1 oflag=direct status=none
+	check_eq "verify_reads off: a block made dirty (its cache write dropped)" 1 \
+		"$(tac_stat tacerr dirty_blocks)"
+	if dd if="$dev" of="$_scratch/got" bs=4k skip=310 count=1 iflag=direct \
+		status=none 2>/dev/null; then
+		tap_fail "verify_reads off: a dirty hit is still checked (the read fails)" \
+			"it read $(cmp -s "$_scratch/got" "$_scratch/new" && echo "the new data" || echo "stale data")"
+	else
+		tap_ok "verify_reads off: a dirty hit is still checked (the read fails)"
+	fi
+	swap tacerr_c "0 $clen linear $cache_lo 0"
+else
+	tap_skip "verify_reads off" "dm-flakey unavailable"
+fi
+
 tap_done

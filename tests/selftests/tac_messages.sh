@@ -43,6 +43,8 @@ refused "set of stats_extents (not online)" "stats_extents can only change" set 
 refused "set admit_margin 1001 (out of range)" "admit_margin must be an integer from 0 to 1000" set admit_margin 1001
 refused "set with trailing junk" "fill_threshold must be an integer" set fill_threshold 50x
 refused "set seq_threshold >= seq_window" "seq_threshold must be below seq_window" set seq_threshold 20
+refused "set verify_reads maybe" "verify_reads must be on or off" set verify_reads maybe
+refused "set verify_reads 2" "verify_reads must be on or off" set verify_reads 2
 refused "heat 0" "usage: heat" heat 0
 refused "heat 5000" "usage: heat" heat 5000
 refused "invalidate with an argument" "unknown message" invalidate now
@@ -51,7 +53,7 @@ refused "invalidate with an argument" "unknown message" invalidate now
 for kv in "seq_window 32" "seq_threshold 3" "aging_period 100000" \
 	  "admit_margin 5" "fill_threshold 80" "cost_hdd_random_us 9000" \
 	  "cost_hdd_seq_us 40" "cost_cache_us 25" "max_cache_inflight 64" \
-	  "error_threshold 3"; do
+	  "error_threshold 3" "verify_reads off"; do
 	# shellcheck disable=SC2086
 	dmsetup message tacmsg 0 set $kv
 	case " $(dmsetup table tacmsg) " in
