@@ -390,8 +390,11 @@ static int tac_parse_u32(const char *s, u32 *v)
 	return kstrtouint(s, 10, v);
 }
 
-/* A tunable's value: a number in its range; verify_reads: on or off too. */
-static int tac_parse_opt(int opt, const char *s, u32 *v)
+/*
+ * A tunable's value: a number in its range; verify_reads: on or off too.
+ * @who prefixes the error ("" for the table line, "set: ").
+ */
+static int tac_parse_opt(int opt, const char *s, u32 *v, const char *who)
 {
 	if (opt == OPT_VERIFY_READS && !strcasecmp(s, "on"))
 		*v = 1;
@@ -403,9 +406,9 @@ static int tac_parse_opt(int opt, const char *s, u32 *v)
 		return 0;
 bad:
 	if (opt == OPT_VERIFY_READS)
-		DMERR("verify_reads must be on or off");
+		DMERR("%sverify_reads must be on or off", who);
 	else
-		DMERR("%s must be an integer from %u to %u",
+		DMERR("%s%s must be an integer from %u to %u", who,
 		      tac_opts[opt].name, tac_opts[opt].min, tac_opts[opt].max);
 	return -EINVAL;
 }
@@ -477,7 +480,7 @@ static int tac_parse_opt_args(struct tac_c *tc, struct dm_arg_set *as)
 			ti->error = "Optional argument needs a value";
 			return -EINVAL;
 		}
-		if (tac_parse_opt(opt, dm_shift_arg(as), &v)) {
+		if (tac_parse_opt(opt, dm_shift_arg(as), &v, "")) {
 			ti->error = "Invalid optional argument value";
 			return -EINVAL;
 		}
@@ -784,8 +787,14 @@ static void tac_status(struct dm_target *ti, status_type_t type,
  * message returns when nothing is dirty, or -EINTR if interrupted (the
  * cleaning goes on).
  */
-static int tac_msg_mode(struct tac_cache *c, unsigned int argc, char **argv)
+/*
+ * mode and set change the table's own copy too (tc), which every resume
+ * applies: a suspend and resume (LVM, a snapshot) keeps what a message
+ * set; a reload's new table line replaces it.
+ */
+static int tac_msg_mode(struct tac_c *tc, unsigned int argc, char **argv)
 {
+	struct tac_cache *c = tc->cache;
 	enum tac_mode mode;
 
 	if (argc != 2 || tac_mode_parse(argv[1], &mode)) {
@@ -799,6 +808,7 @@ static int tac_msg_mode(struct tac_cache *c, unsigned int argc, char **argv)
 		return -EIO;
 	}
 	c->mode = mode;
+	tc->mode = mode;
 	if (mode == TAC_MODE_WRITEBACK)
 		__tac_wake_all(c);	/* writes no longer wait for the cleaner */
 	if (c->health == TAC_DEGRADED) {
@@ -811,10 +821,11 @@ static int tac_msg_mode(struct tac_cache *c, unsigned int argc, char **argv)
 	return 0;
 }
 
-static int tac_msg_set(struct tac_cache *c, unsigned int argc, char **argv)
+static int tac_msg_set(struct tac_c *tc, unsigned int argc, char **argv)
 {
+	struct tac_cache *c = tc->cache;
 	struct tac_tunables t;
-	const char *why;
+	const char *why = NULL;
 	int opt, r = 0;
 	u32 v;
 
@@ -832,7 +843,7 @@ static int tac_msg_set(struct tac_cache *c, unsigned int argc, char **argv)
 		      tac_opts[opt].name);
 		return -EINVAL;
 	}
-	if (tac_parse_opt(opt, argv[2], &v))
+	if (tac_parse_opt(opt, argv[2], &v, "set: "))
 		return -EINVAL;
 
 	spin_lock_irq(&c->lock);
@@ -842,8 +853,11 @@ static int tac_msg_set(struct tac_cache *c, unsigned int argc, char **argv)
 	if (tac_params_check(&t.policy, c->nr_cblocks, &why) ||
 	    c->policy->ops->set_params(c->policy, &t.policy))
 		r = -EINVAL;
-	else
+	if (!r) {
 		c->tun = t;
+		*tac_opt_field(&tc->tun, opt) = v;
+		tc->tun.given |= BIT(opt);
+	}
 	spin_unlock_irq(&c->lock);
 	if (r)
 		DMERR("set: %s", why ? why : "rejected by the policy");
@@ -886,9 +900,9 @@ static int tac_message(struct dm_target *ti, unsigned int argc, char **argv,
 	if (!argc)
 		return -EINVAL;
 	if (!strcasecmp(argv[0], "mode"))
-		return tac_msg_mode(c, argc, argv);
+		return tac_msg_mode(tc, argc, argv);
 	if (!strcasecmp(argv[0], "set"))
-		return tac_msg_set(c, argc, argv);
+		return tac_msg_set(tc, argc, argv);
 	if (!strcasecmp(argv[0], "heat"))
 		return tac_msg_heat(c, argc, argv, result, maxlen);
 	if (!strcasecmp(argv[0], "flush") && argc == 1)

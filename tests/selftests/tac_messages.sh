@@ -61,6 +61,16 @@ for kv in "seq_window 32" "seq_threshold 3" "aging_period 100000" \
 	*) tap_fail "set $kv shows in TABLE" "$(dmsetup table tacmsg)" ;;
 	esac
 done
+# What a message set is kept by a suspend and resume (LVM, a snapshot):
+# every resume applies the table's arguments.
+t0=$(dmsetup table tacmsg)
+dmsetup message tacmsg 0 mode writearound
+dmsetup suspend tacmsg && dmsetup resume tacmsg
+check_eq "set values survive a suspend and resume" \
+	"${t0/mode writethrough/mode writearound}" "$(dmsetup table tacmsg)"
+check_eq "...and so does the mode a message set" writearound \
+	"$(tac_stat tacmsg mode)"
+dmsetup message tacmsg 0 mode writethrough
 check_cmd "TABLE after set is a valid table (reload)" \
 	dmsetup reload tacmsg --table "$(dmsetup table tacmsg)"
 dmsetup clear tacmsg
