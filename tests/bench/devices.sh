@@ -199,16 +199,18 @@ ct_setup() {
 	esac
 }
 
-# ct_tac_setup MODE[-nostream][-4k]: -nostream turns streams off
-# (sequential_cutoff_kb 0), -4k uses 4 KiB blocks instead of TAC_BLOCK,
-# for a side-by-side measure of what each does.
+# ct_tac_setup MODE[-nostream][-4k][-noverify]: -nostream turns streams
+# off (sequential_cutoff_kb 0), -4k uses 4 KiB blocks instead of
+# TAC_BLOCK, -noverify sets verify_reads off, for a side-by-side measure
+# of what each does.
 ct_tac_setup() {
-	local mode=${1%-4k} len=$((ORIGIN_MB * 2048)) opts block=$TAC_BLOCK
-	[ "$mode" = "$1" ] || block=8
-	opts="3 mode ${mode%-nostream} format"
-	[ "$mode" = "${mode%-nostream}" ] ||
-		opts="5 mode ${mode%-nostream} format sequential_cutoff_kb 0"
-	mode=${mode%-nostream}
+	local mode=$1 len=$((ORIGIN_MB * 2048)) block=$TAC_BLOCK extra= opts
+	case $mode in *-noverify) extra+=" verify_reads off"; mode=${mode%-noverify} ;; esac
+	case $mode in *-4k) block=8; mode=${mode%-4k} ;; esac
+	case $mode in *-nostream) extra+=" sequential_cutoff_kb 0"; mode=${mode%-nostream} ;; esac
+	# shellcheck disable=SC2086
+	set -- mode "$mode" format $extra
+	opts="$# $*"
 	CT_KIND=tac
 	dmesg -C 2>/dev/null
 	if ! dmsetup create "$BENCH_PFX-tac" --table \
