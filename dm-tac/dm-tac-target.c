@@ -782,15 +782,16 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 /* Messages */
 
 /*
+ * mode and set change the table's own copy too (tc), which every resume
+ * applies: a suspend and resume (LVM, a snapshot) keeps what a message
+ * set; a reload's new table line replaces it.
+ */
+
+/*
  * Leaving write-back: stop making dirty blocks at once (writes to blocks
  * still dirty keep going to the cache), then clean everything; the
  * message returns when nothing is dirty, or -EINTR if interrupted (the
  * cleaning goes on).
- */
-/*
- * mode and set change the table's own copy too (tc), which every resume
- * applies: a suspend and resume (LVM, a snapshot) keeps what a message
- * set; a reload's new table line replaces it.
  */
 static int tac_msg_mode(struct tac_c *tc, unsigned int argc, char **argv)
 {
