@@ -721,8 +721,13 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 	spin_lock_irq(&c->lock);
 	c->policy->ops->stats(c->policy, &ps);
 	n = c->n;
-	tun = c->tun;
-	mode = c->mode;
+	/*
+	 * TABLE is this table's line (what its next resume applies): an
+	 * inactive table shows its own, and a switch to passthrough after
+	 * cache errors shows in the status (field 11), not here.
+	 */
+	tun = type == STATUSTYPE_TABLE ? tc->tun : c->tun;
+	mode = type == STATUSTYPE_TABLE ? tc->mode : c->mode;
 	h = c->health;
 	cl = c->cleaner;
 	rate = c->clean_rate;
@@ -749,8 +754,7 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 		nr = 2 + tc->format;
 		for (i = 0; i < OPT_NR; i++)
 			nr += (tun.given & BIT(i)) ? 2 : 0;
-		/* One-shot flags are this table's own, not the cache's. */
-		nr += tun.no_discard_passdown + tc->tun.discard_dirty;
+		nr += tun.no_discard_passdown + tun.discard_dirty;
 		DMEMIT("%s %s %u %d mode %s", tc->origin_dev->name,
 		       tc->cache_dev->name, tc->block_sectors, nr,
 		       tac_mode_names[mode]);
@@ -763,7 +767,7 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 				       *tac_opt_field(&tun, i));
 		if (tun.no_discard_passdown)
 			DMEMIT(" no_discard_passdown");
-		if (tc->tun.discard_dirty)
+		if (tun.discard_dirty)
 			DMEMIT(" discard_dirty");
 		if (tc->format)
 			DMEMIT(" format");

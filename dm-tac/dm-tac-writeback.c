@@ -510,7 +510,10 @@ void tac_wb_start(struct tac_cache *c)
 	tac_wb_kick(c);
 }
 
-/* Suspend: no cleaning until resume (dirty blocks stay dirty). */
+/*
+ * Suspend: no cleaning until resume (dirty blocks stay dirty).  No flush
+ * is waiting here: dm's suspend waits for messages in progress first.
+ */
 void tac_wb_stop(struct tac_cache *c)
 {
 	WRITE_ONCE(c->cleaner_stopped, true);
@@ -521,9 +524,11 @@ void tac_wb_stop(struct tac_cache *c)
 /*
  * 'flush' (and leaving write-back): clean every dirty block and commit.
  * Returns 0 when nothing is dirty, -EINTR if a signal came first (the
- * cleaning goes on), -EIO if the cache failed or an origin write of the
- * cleaner failed with dirty blocks left (the cleaner keeps trying; the
- * message returns rather than hold the table while the origin fails).
+ * cleaning goes on), -EBUSY if the device is suspended with dirty
+ * blocks left (they are written back after resume), -EIO if the
+ * cache failed or an origin write of the cleaner failed with dirty blocks
+ * left (the cleaner keeps trying; the message returns rather than hold
+ * the table while the origin fails).
  */
 int tac_wb_flush(struct tac_cache *c)
 {
@@ -549,6 +554,12 @@ int tac_wb_flush(struct tac_cache *c)
 	}));
 	if (r)
 		return -EINTR;
+	if (dirty && READ_ONCE(c->cleaner_stopped) &&
+	    READ_ONCE(c->health) != TAC_FAIL) {
+		DMERR("flush: suspended with %u dirty blocks; they are written back after resume",
+		      dirty);
+		return -EBUSY;
+	}
 	if (dirty) {
 		DMERR("flush: %u dirty blocks could not be written back", dirty);
 		return -EIO;

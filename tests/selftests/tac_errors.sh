@@ -107,6 +107,9 @@ check_eq "dead cache: every byte still reads right" \
 check_eq "dead cache: switched to passthrough" passthrough \
 	"$(tac_stat tacerr mode)"
 check_eq "dead cache: status says degraded" degraded "$(tac_stat tacerr state)"
+check_eq "dead cache: TABLE keeps the table's mode (a reload returns to it)" \
+	"mode writethrough" \
+	"$(dmsetup table tacerr | awk '{ print $8, $9 }')"
 kmsg_has "switching to passthrough" &&
 	tap_ok "dead cache: the switch is logged" ||
 	tap_fail "dead cache: the switch is logged" "no DMERR line"

@@ -74,6 +74,19 @@ dmsetup message tacmsg 0 mode writethrough
 check_cmd "TABLE after set is a valid table (reload)" \
 	dmsetup reload tacmsg --table "$(dmsetup table tacmsg)"
 dmsetup clear tacmsg
+# A loaded, not yet active table shows its own line, not the live one's.
+t0=$(dmsetup table tacmsg)
+dmsetup reload tacmsg --table \
+	"0 $(sectors "$origin") tac $origin $cache 8 2 mode writearound"
+check_eq "an inactive table shows its own mode" "mode writearound" \
+	"$(dmsetup table --inactive tacmsg | awk '{ print $8, $9 }')"
+case " $(dmsetup table --inactive tacmsg) " in
+*" fill_threshold "*) tap_fail "an inactive table shows its own tunables" \
+	"$(dmsetup table --inactive tacmsg)" ;;
+*) tap_ok "an inactive table shows its own tunables" ;;
+esac
+check_eq "...and the live table is unchanged" "$t0" "$(dmsetup table tacmsg)"
+dmsetup clear tacmsg
 
 # Classification counters: a random read is random, a scan sequential.
 # Start empty: udev's probes may have cached some of the blocks read here.

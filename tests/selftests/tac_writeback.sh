@@ -190,4 +190,30 @@ else
 fi
 dmsetup suspend tacwb_c && dmsetup reload tacwb_c --table "0 $clen linear $cache 0" && dmsetup resume tacwb_c
 
+# 11. A flush of a suspended device (its cleaner stopped) says so and
+#     returns -EBUSY at once; the block is written back after resume.  (A
+#     flush already waiting when a suspend comes holds the suspend back:
+#     dm waits for messages in progress before it stops the target.)
+dm_remove tacwb
+scratch_dev cache2 16
+tac_create tacwb "$origin" "$cache2" 8 mode writeback clean_idle_ms 0 \
+	dirty_threshold 90
+dd if=/dev/urandom of="$dev" bs=4k seek=300 count=1 oflag=direct status=none
+check_eq "one dirty block" 1 "$(dirty)"
+dmsetup suspend tacwb
+kmsg_mark
+if dmsetup message tacwb 0 flush 2>/dev/null; then
+	tap_fail "flush of a suspended device fails" "it succeeded"
+else
+	kmsg_has "flush: suspended with 1 dirty blocks" &&
+		tap_ok "flush of a suspended device fails, saying why" ||
+		tap_fail "flush of a suspended device fails, saying why" \
+			"kernel said: $(dmesg | tail -n 1)"
+fi
+dmsetup resume tacwb
+check_cmd "...and a flush after resume writes the block back" \
+	dmsetup message tacwb 0 flush
+check_eq "...leaving nothing dirty" 0 "$(dirty)"
+dm_remove tacwb
+
 tap_done
