@@ -14,7 +14,6 @@
  * flush ever waits behind the cleaner, and every buffer a commit needs is
  * allocated when the cache is opened, so a commit cannot fail for memory.
  */
-#include <linux/crc32c.h>
 #include <linux/ioprio.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
@@ -94,10 +93,10 @@ struct tac_disk_temp {
 static u32 tac_md_csum(const void *block)
 {
 	/* The checksum field is at the same offset in every metadata block. */
-	u32 crc = crc32c(~0U, block, 8);
+	u32 crc = tac_crc32c(~0U, block, 8);
 
-	crc = crc32c(crc, "\0\0\0\0", 4);
-	return ~crc32c(crc, block + 12, TAC_MD_BLOCK - 12);
+	crc = tac_crc32c(crc, "\0\0\0\0", 4);
+	return ~tac_crc32c(crc, block + 12, TAC_MD_BLOCK - 12);
 }
 
 static int tac_md_io(struct tac_cache *c, blk_opf_t opf, sector_t sector,
@@ -258,7 +257,7 @@ static u32 tac_entries_per_sector(u32 units)
 
 static u32 tac_sector_csum(struct tac_cache *c, const void *sector)
 {
-	return crc32c(c->md.seed, sector + 4, SECTOR_SIZE - 4);
+	return tac_crc32c(c->md.seed, sector + 4, SECTOR_SIZE - 4);
 }
 
 static u32 tac_blocks_per_page(struct tac_cache *c)
@@ -1037,7 +1036,7 @@ static int __tac_md_open(struct tac_cache *c, u32 block_sectors,
 		return -EINVAL;
 	}
 	tac_sb_load(c, sb[best]);
-	c->md.seed = crc32c(~0U, &c->md.uuid, sizeof(c->md.uuid));
+	c->md.seed = tac_crc32c(~0U, &c->md.uuid, sizeof(c->md.uuid));
 	DMINFO("cache %pUb: reusing, %llu blocks, last shutdown %s",
 	       &c->md.uuid, c->md.geo.nr_cblocks,
 	       c->md.was_clean ? "clean" : "unclean");
@@ -1045,7 +1044,7 @@ static int __tac_md_open(struct tac_cache *c, u32 block_sectors,
 
 do_format:
 	uuid_gen(&c->md.uuid);
-	c->md.seed = crc32c(~0U, &c->md.uuid, sizeof(c->md.uuid));
+	c->md.seed = tac_crc32c(~0U, &c->md.uuid, sizeof(c->md.uuid));
 	/*
 	 * Slot 1 is wiped first, then every map sector is written empty (so
 	 * a sector failing its checksum later means damage), then the

@@ -986,6 +986,7 @@ static struct target_type tac_target = {
 
 static int __init dm_tac_init(void)
 {
+	tac_crc_select();
 	return dm_register_target(&tac_target);
 }
 

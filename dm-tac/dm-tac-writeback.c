@@ -19,7 +19,6 @@
  * durable.  Commits themselves belong to dm-tac-metadata.c.
  */
 #include <linux/blkdev.h>
-#include <linux/crc32c.h>
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -166,7 +165,7 @@ static bool tac_run_verify(struct tac_cache *c, struct tac_clean_run *run)
 
 				p = i * per_block + pg;
 				v = kmap_local_page(run->pages[p]);
-				crc = crc32c(crc, v + in, len);
+				crc = tac_crc32c(crc, v + in, len);
 				kunmap_local(v);
 				off += len;
 				left -= len;
