@@ -526,6 +526,10 @@ static int tac_check_devices(struct tac_c *tc)
 		ti->error = "Cache device's logical block size exceeds block_size";
 		return -EINVAL;
 	}
+	if ((ti->len >> ilog2(tc->block_sectors)) >= TAC_MAX_ORIGIN_BLOCKS) {
+		ti->error = "Origin too large: at most 2^40 blocks (4 PiB of 4 KiB blocks)";
+		return -EINVAL;
+	}
 	/* A partial last block is allowed but never cached. */
 	if (ti->len != origin_sectors &&
 	    ti->len != round_down(origin_sectors, tc->block_sectors)) {

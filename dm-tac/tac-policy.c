@@ -12,12 +12,13 @@
  * (section 2.5), both used here.
  *
  * Per cache block this file keeps (numbers for the published budget):
- *   struct tac_block     12 bytes: origin block, hash or free list link
+ *   struct tac_block      9 bytes: origin block (40 bits), hash or free
+ *                                  list link
  *   pos[]                 4 bytes: heap position, or the block's state
  *   heap node             8 bytes: key (temperature) and block
  *   hash buckets          3 bytes: nr_blocks * 3 / 4 heads of 4 bytes
  *   dirty, held bitmaps   2 bits
- * = 27.25 bytes, plus the statistics table (16 bytes per extent slot) and
+ * = 24.25 bytes, plus the statistics table (16 bytes per extent slot) and
  * a few KiB per policy.  tac_policy_ram_bytes() is the exact figure.
  *
  * Everything is allocated by tac_policy_create(); the methods only index
@@ -93,9 +94,15 @@
 #define CB_DIRTY	(HEAP_NOT_IN | 1)
 #define CB_DETACHED	(HEAP_NOT_IN | 2)
 
-/* Packed to 12 bytes so that one hash chain step touches one cache line. */
+/*
+ * Packed to 9 bytes so that one hash chain step touches one cache line:
+ * the origin block in 40 bits (below TAC_MAX_ORIGIN_BLOCKS, which
+ * tac_admit() and tac_load_mapping() refuse to pass), read and written
+ * only through __ob() and __set_ob().
+ */
 struct tac_block {
-	tac_oblock_t oblock;
+	u32 ob_lo;
+	u8 ob_hi;
 	u32 next;		/* hash chain if MAPPED, free list if FREE */
 } __packed;
 
@@ -258,6 +265,21 @@ static void __apply_params(struct tac *tac, const struct tac_params *params)
  * Mapping: origin block -> cache block hash, free blocks
  */
 
+static tac_oblock_t __ob(const struct tac *tac, u32 cb)
+{
+	const struct tac_block *b = &tac->blocks[cb];
+
+	return to_oblock((u64)b->ob_hi << 32 | b->ob_lo);
+}
+
+static void __set_ob(struct tac *tac, u32 cb, tac_oblock_t oblock)
+{
+	u64 ob = from_oblock(oblock);
+
+	tac->blocks[cb].ob_lo = (u32)ob;
+	tac->blocks[cb].ob_hi = ob >> 32;
+}
+
 static u32 __bucket(struct tac *tac, tac_oblock_t oblock)
 {
 	u32 h = (from_oblock(oblock) * 0x61c8864680b583ebULL) >> 32;
@@ -269,14 +291,14 @@ static u32 __hash_find(struct tac *tac, tac_oblock_t oblock)
 {
 	u32 cb = tac->buckets[__bucket(tac, oblock)];
 
-	while (cb != TAC_NONE && tac->blocks[cb].oblock != oblock)
+	while (cb != TAC_NONE && __ob(tac, cb) != oblock)
 		cb = tac->blocks[cb].next;
 	return cb;
 }
 
 static void __hash_insert(struct tac *tac, u32 cb)
 {
-	u32 b = __bucket(tac, tac->blocks[cb].oblock);
+	u32 b = __bucket(tac, __ob(tac, cb));
 
 	tac->blocks[cb].next = tac->buckets[b];
 	tac->buckets[b] = cb;
@@ -284,7 +306,7 @@ static void __hash_insert(struct tac *tac, u32 cb)
 
 static void __hash_remove(struct tac *tac, u32 cb)
 {
-	u32 b = __bucket(tac, tac->blocks[cb].oblock);
+	u32 b = __bucket(tac, __ob(tac, cb));
 	u32 prev = TAC_NONE, cur = tac->buckets[b];
 
 	while (cur != cb) {
@@ -375,7 +397,7 @@ static u64 __extent_of(struct tac *tac, u64 oblock)
 
 static u32 __block_temp(struct tac *tac, u32 cb)
 {
-	u64 ob = from_oblock(tac->blocks[cb].oblock);
+	u64 ob = from_oblock(__ob(tac, cb));
 
 	return temp_get(&tac->temps, __extent_of(tac, ob));
 }
@@ -599,6 +621,10 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 	u32 cb;
 	int r;
 
+	if (WARN_ON_ONCE(from_oblock(oblock) >= TAC_MAX_ORIGIN_BLOCKS)) {
+		tac->bypasses++;
+		return -EINVAL;
+	}
 	if (tac->pending.valid && tac->pending.oblock == oblock) {
 		r = tac->pending.r;
 		victim = tac->pending.victim;
@@ -620,15 +646,15 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 		}
 		/* A new mapping starts unheld, whatever came before. */
 		__clear_bit(cb, tac->held);
-		tac->blocks[cb].oblock = oblock;
+		__set_ob(tac, cb, oblock);
 		__hash_insert(tac, cb);
 		heap_push(&tac->heap, cb, t);
 		tac->nr_mapped++;
 	} else {
 		cb = victim.item;
-		*evicted = tac->blocks[cb].oblock;
+		*evicted = __ob(tac, cb);
 		__hash_remove(tac, cb);
-		tac->blocks[cb].oblock = oblock;
+		__set_ob(tac, cb, oblock);
 		__hash_insert(tac, cb);
 		heap_update(&tac->heap, cb, t);
 		tac->evictions++;
@@ -769,7 +795,7 @@ static u32 tac_dirty_batch(struct tac_policy *p, tac_oblock_t from,
 		while (bits) {
 			u32 cb = w * BITS_PER_LONG + __ffs(bits);
 			struct tac_mapping m = {
-				.oblock = tac->blocks[cb].oblock,
+				.oblock = __ob(tac, cb),
 				.cblock = to_cblock(cb),
 			};
 
@@ -804,7 +830,7 @@ static bool tac_mapping(struct tac_policy *p, tac_cblock_t cblock,
 
 	if (from_cblock(cblock) >= tac->nr_blocks || !__is_mapped(tac, cb))
 		return false;
-	*oblock = tac->blocks[cb].oblock;
+	*oblock = __ob(tac, cb);
 	*dirty = tac->pos[cb] == CB_DIRTY;
 	return true;
 }
@@ -816,12 +842,13 @@ static int tac_load_mapping(struct tac_policy *p, tac_cblock_t cblock,
 	u32 cb = from_cblock(cblock);
 
 	if (cb >= tac->nr_blocks || tac->pos[cb] != CB_FREE ||
+	    from_oblock(oblock) >= TAC_MAX_ORIGIN_BLOCKS ||
 	    __hash_find(tac, oblock) != TAC_NONE)
 		return -EINVAL;
 
 	__free_claim(tac, cb);
 	__clear_bit(cb, tac->held);
-	tac->blocks[cb].oblock = oblock;
+	__set_ob(tac, cb, oblock);
 	__hash_insert(tac, cb);
 	tac->nr_mapped++;
 	if (dirty) {
@@ -950,7 +977,7 @@ struct tac_policy *tac_policy_create(u32 nr_blocks,
 	struct tac *tac;
 	u32 i;
 
-	BUILD_BUG_ON(sizeof(struct tac_block) != 12);
+	BUILD_BUG_ON(sizeof(struct tac_block) != 9);
 	BUILD_BUG_ON(sizeof(struct heap_node) != 8);
 	BUILD_BUG_ON(TAC_MAX_CACHE_BLOCKS > HEAP_NOT_IN);
 

@@ -96,6 +96,8 @@ struct tac_params {
 #define TAC_MIN_STATS_EXTENTS	16
 #define TAC_MAX_STATS_EXTENTS	(1U << 28)
 #define TAC_MAX_CACHE_BLOCKS	(1U << 31)
+/* Origin block numbers are kept in 40 bits: 4 PiB of 4 KiB blocks. */
+#define TAC_MAX_ORIGIN_BLOCKS	(1ULL << 40)
 
 enum tac_class {
 	TAC_RANDOM = 0,

@@ -41,6 +41,12 @@ done
 "$TACMETA" set "$badver" 0 version=99
 "$TACMETA" set "$badver" 1 version=99
 
+# An origin of 2^40 blocks of 4 KiB (4 PiB): dm-zero, which has no size
+# limit.  Origin block numbers are kept in 40 bits.
+huge=$((1 << 43))
+dmsetup create tachuge --table "0 $huge zero" &&
+	at_exit "dm_remove tachuge"
+
 blockdev --setro "$ro_origin"
 blockdev --setro "$ro_cache"
 
@@ -89,6 +95,7 @@ cases=(
 "existing superblock, other origin size|$origin2 $used 8 2 mode passthrough|Cache device belongs to an origin of a different size"
 "corrupted superblock checksum (both slots)|$origin $corrupt 8 2 mode passthrough|Cache superblock checksum mismatch"
 "superblock from a future format version|$origin $badver 8 2 mode passthrough|Cache superblock has an unsupported format version"
+"origin of 2^40 blocks (4 PiB)|/dev/mapper/tachuge $cache 8 2 mode passthrough|Origin too large"
 )
 
 # stamps: the modification time (ns) of every scratch device's backing
@@ -123,6 +130,7 @@ for c in "${cases[@]}"; do
 	l=$len
 	[ "$desc" != "existing superblock, other origin size" ] ||
 		l=$(sectors "$origin2")
+	[ "$desc" != "origin of 2^40 blocks (4 PiB)" ] || l=$huge
 	before=$(stamps)
 	kmsg_mark
 	if try_table "$table" "$l"; then
