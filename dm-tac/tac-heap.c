@@ -14,8 +14,8 @@
 
 #include "tac-heap.h"
 
-void heap_init(struct tac_heap *h, struct heap_node *nodes, u32 *pos,
-	       u32 capacity)
+void tac_heap_init(struct tac_heap *h, struct tac_heap_node *nodes, u32 *pos,
+		   u32 capacity)
 {
 	h->nodes = nodes;
 	h->pos = pos;
@@ -23,14 +23,14 @@ void heap_init(struct tac_heap *h, struct heap_node *nodes, u32 *pos,
 	h->capacity = capacity;
 }
 
-static void __place(struct tac_heap *h, u32 i, struct heap_node n)
+static void __place(struct tac_heap *h, u32 i, struct tac_heap_node n)
 {
 	h->nodes[i] = n;
 	h->pos[n.item] = i;
 }
 
 /* Move @n up from hole @i; returns where it landed. */
-static u32 __sift_up(struct tac_heap *h, u32 i, struct heap_node n)
+static u32 __sift_up(struct tac_heap *h, u32 i, struct tac_heap_node n)
 {
 	while (i) {
 		u32 parent = (i - 1) / 2;
@@ -44,7 +44,7 @@ static u32 __sift_up(struct tac_heap *h, u32 i, struct heap_node n)
 	return i;
 }
 
-static void __sift_down(struct tac_heap *h, u32 i, struct heap_node n)
+static void __sift_down(struct tac_heap *h, u32 i, struct tac_heap_node n)
 {
 	for (;;) {
 		u32 c = 2 * i + 1;
@@ -62,31 +62,31 @@ static void __sift_down(struct tac_heap *h, u32 i, struct heap_node n)
 }
 
 /* Put @n into hole @i, up or down as its key requires. */
-static void __fill_hole(struct tac_heap *h, u32 i, struct heap_node n)
+static void __fill_hole(struct tac_heap *h, u32 i, struct tac_heap_node n)
 {
 	if (__sift_up(h, i, n) == i)
 		__sift_down(h, i, n);
 }
 
-void heap_push(struct tac_heap *h, u32 item, u32 key)
+void tac_heap_push(struct tac_heap *h, u32 item, u32 key)
 {
-	struct heap_node n = { .key = key, .item = item };
+	struct tac_heap_node n = { .key = key, .item = item };
 
 	if (WARN_ON_ONCE(h->size >= h->capacity))
 		return;
 	__sift_up(h, h->size++, n);
 }
 
-struct heap_node heap_pop(struct tac_heap *h)
+struct tac_heap_node tac_heap_pop(struct tac_heap *h)
 {
-	struct heap_node top = h->nodes[0];
+	struct tac_heap_node top = h->nodes[0];
 
 	if (--h->size)
 		__sift_down(h, 0, h->nodes[h->size]);
 	return top;
 }
 
-void heap_remove(struct tac_heap *h, u32 item)
+void tac_heap_remove(struct tac_heap *h, u32 item)
 {
 	u32 i = h->pos[item];
 
@@ -96,10 +96,10 @@ void heap_remove(struct tac_heap *h, u32 item)
 		__fill_hole(h, i, h->nodes[h->size]);
 }
 
-void heap_update(struct tac_heap *h, u32 item, u32 key)
+void tac_heap_update(struct tac_heap *h, u32 item, u32 key)
 {
 	u32 i = h->pos[item];
-	struct heap_node n = { .key = key, .item = item };
+	struct tac_heap_node n = { .key = key, .item = item };
 
 	if (WARN_ON_ONCE(i >= h->size || h->nodes[i].item != item))
 		return;
@@ -110,13 +110,13 @@ void heap_update(struct tac_heap *h, u32 item, u32 key)
  * Drop every item for which @keep returns false (@keep may then overwrite
  * its pos[]), in O(n): compact, then Floyd's bottom-up heap construction.
  */
-void heap_filter(struct tac_heap *h, bool (*keep)(void *ctx, u32 item),
-		 void *ctx)
+void tac_heap_filter(struct tac_heap *h, bool (*keep)(void *ctx, u32 item),
+		     void *ctx)
 {
 	u32 i, kept = 0;
 
 	for (i = 0; i < h->size; i++) {
-		struct heap_node n = h->nodes[i];
+		struct tac_heap_node n = h->nodes[i];
 
 		if (keep(ctx, n.item))
 			__place(h, kept++, n);
@@ -127,7 +127,7 @@ void heap_filter(struct tac_heap *h, bool (*keep)(void *ctx, u32 item),
 }
 
 /* The heap property and the position index agree: for tests, O(n). */
-bool heap_valid(const struct tac_heap *h)
+bool tac_heap_valid(const struct tac_heap *h)
 {
 	u32 i;
 

@@ -17,40 +17,40 @@
  */
 #define HEAP_NOT_IN	BIT(31)
 
-struct heap_node {
+struct tac_heap_node {
 	u32 key;
 	u32 item;
 };
 
 struct tac_heap {
-	struct heap_node *nodes;
+	struct tac_heap_node *nodes;
 	u32 *pos;
 	u32 size;
 	u32 capacity;
 };
 
-void heap_init(struct tac_heap *h, struct heap_node *nodes, u32 *pos,
-	       u32 capacity);
-void heap_push(struct tac_heap *h, u32 item, u32 key);
-struct heap_node heap_pop(struct tac_heap *h);
-void heap_remove(struct tac_heap *h, u32 item);
-void heap_update(struct tac_heap *h, u32 item, u32 key);
-void heap_filter(struct tac_heap *h, bool (*keep)(void *ctx, u32 item),
-		 void *ctx);
-bool heap_valid(const struct tac_heap *h);
+void tac_heap_init(struct tac_heap *h, struct tac_heap_node *nodes, u32 *pos,
+		   u32 capacity);
+void tac_heap_push(struct tac_heap *h, u32 item, u32 key);
+struct tac_heap_node tac_heap_pop(struct tac_heap *h);
+void tac_heap_remove(struct tac_heap *h, u32 item);
+void tac_heap_update(struct tac_heap *h, u32 item, u32 key);
+void tac_heap_filter(struct tac_heap *h, bool (*keep)(void *ctx, u32 item),
+		     void *ctx);
+bool tac_heap_valid(const struct tac_heap *h);
 
-static inline bool heap_contains(const struct tac_heap *h, u32 item)
+static inline bool tac_heap_contains(const struct tac_heap *h, u32 item)
 {
 	return !(h->pos[item] & HEAP_NOT_IN);
 }
 
-static inline bool heap_empty(const struct tac_heap *h)
+static inline bool tac_heap_empty(const struct tac_heap *h)
 {
 	return !h->size;
 }
 
-/* Only when !heap_empty(). */
-static inline struct heap_node heap_top(const struct tac_heap *h)
+/* Only when !tac_heap_empty(). */
+static inline struct tac_heap_node tac_heap_top(const struct tac_heap *h)
 {
 	return h->nodes[0];
 }

@@ -120,7 +120,7 @@ struct tac {
 	u32 *buckets;
 	u32 nr_buckets;
 	u32 *pos;
-	struct heap_node *nodes;
+	struct tac_heap_node *nodes;
 	struct tac_heap heap;
 	unsigned long *dirty;
 	unsigned long *held;
@@ -132,9 +132,9 @@ struct tac {
 	u32 nr_dirty;
 	u32 nr_detached;
 
-	struct temp_table temps;
-	struct temp_entry *slots;
-	struct seq_window seq;
+	struct tac_temp_table temps;
+	struct tac_temp_entry *slots;
+	struct tac_seq_window seq;
 
 	/*
 	 * would_admit()'s answer, which admit() of the same block reuses if
@@ -143,7 +143,7 @@ struct tac {
 	 */
 	struct {
 		tac_oblock_t oblock;
-		struct heap_node victim;
+		struct tac_heap_node victim;
 		int r;
 		bool valid;
 	} pending;
@@ -236,10 +236,10 @@ u64 tac_policy_ram_bytes(u32 nr_blocks, const struct tac_params *params)
 	return sizeof(struct tac) +
 	       n * sizeof(struct tac_block) +
 	       n * sizeof(u32) +			/* pos */
-	       n * sizeof(struct heap_node) +
+	       n * sizeof(struct tac_heap_node) +
 	       (u64)__nr_buckets(nr_blocks) * sizeof(u32) +
 	       2 * __bitmap_bytes(nr_blocks) +		/* dirty, held */
-	       (u64)params->stats_extents * sizeof(struct temp_entry);
+	       (u64)params->stats_extents * sizeof(struct tac_temp_entry);
 }
 
 /* kvmalloc() refuses more than INT_MAX bytes; vmalloc() does not. */
@@ -378,7 +378,7 @@ static void __free_claim(struct tac *tac, u32 cb)
 
 static bool __is_mapped(struct tac *tac, u32 cb)
 {
-	return heap_contains(&tac->heap, cb) || tac->pos[cb] == CB_DIRTY;
+	return tac_heap_contains(&tac->heap, cb) || tac->pos[cb] == CB_DIRTY;
 }
 
 static bool __bad_cblock(struct tac *tac, tac_cblock_t cblock)
@@ -399,12 +399,12 @@ static u32 __block_temp(struct tac *tac, u32 cb)
 {
 	u64 ob = from_oblock(__ob(tac, cb));
 
-	return temp_get(&tac->temps, __extent_of(tac, ob));
+	return tac_temp_get(&tac->temps, __extent_of(tac, ob));
 }
 
 static void __age_tick(struct tac *tac)
 {
-	temp_halve(&tac->temps);
+	tac_temp_halve(&tac->temps);
 	tac->in_epoch = 0;
 }
 
@@ -423,7 +423,7 @@ static void __account(struct tac *tac, u64 ob, u32 nr, u32 cost)
 		u32 left = extent_blocks - (u32)(ob & (extent_blocks - 1));
 		u32 run = min3(nr, room, left);
 
-		temp_add(&tac->temps, __extent_of(tac, ob), (u64)run * cost);
+		tac_temp_add(&tac->temps, __extent_of(tac, ob), (u64)run * cost);
 		tac->in_epoch += run;
 		if (tac->in_epoch >= tac->params.aging_period)
 			__age_tick(tac);
@@ -459,14 +459,14 @@ static bool __filling(struct tac *tac)
  */
 static void __refresh_top(struct tac *tac, u32 *budget)
 {
-	while (*budget && !heap_empty(&tac->heap)) {
-		struct heap_node top = heap_top(&tac->heap);
+	while (*budget && !tac_heap_empty(&tac->heap)) {
+		struct tac_heap_node top = tac_heap_top(&tac->heap);
 		u32 t = __block_temp(tac, top.item);
 
 		if (t == top.key)
 			return;
 		(*budget)--;
-		heap_update(&tac->heap, top.item, t);
+		tac_heap_update(&tac->heap, top.item, t);
 		if (t < top.key)
 			return;
 	}
@@ -477,28 +477,28 @@ static void __refresh_top(struct tac *tac, u32 *budget)
  * is found within TAC_HELD_SKIPS held blocks.  Held blocks are popped and
  * put back afterwards, so each costs O(log n).
  */
-static bool __find_victim(struct tac *tac, struct heap_node *victim)
+static bool __find_victim(struct tac *tac, struct tac_heap_node *victim)
 {
-	struct heap_node aside[TAC_HELD_SKIPS];
+	struct tac_heap_node aside[TAC_HELD_SKIPS];
 	u32 budget = TAC_HEAP_RECHECKS, nr_aside = 0;
 	bool found = false;
 
 	for (;;) {
 		__refresh_top(tac, &budget);
-		if (heap_empty(&tac->heap))
+		if (tac_heap_empty(&tac->heap))
 			break;
-		*victim = heap_top(&tac->heap);
+		*victim = tac_heap_top(&tac->heap);
 		if (!test_bit(victim->item, tac->held)) {
 			found = true;
 			break;
 		}
 		if (nr_aside == TAC_HELD_SKIPS)
 			break;
-		aside[nr_aside++] = heap_pop(&tac->heap);
+		aside[nr_aside++] = tac_heap_pop(&tac->heap);
 	}
 	while (nr_aside--)
-		heap_push(&tac->heap, aside[nr_aside].item,
-			  aside[nr_aside].key);
+		tac_heap_push(&tac->heap, aside[nr_aside].item,
+			      aside[nr_aside].key);
 	return found;
 }
 
@@ -518,7 +518,7 @@ static bool __find_victim(struct tac *tac, struct heap_node *victim)
  * It may refresh heap keys, which changes no mapping, no counter and no
  * decision an exact heap would make, so would_admit() can share it.
  */
-static int __decide(struct tac *tac, u32 t, struct heap_node *victim)
+static int __decide(struct tac *tac, u32 t, struct tac_heap_node *victim)
 {
 	u32 budget = TAC_HEAP_RECHECKS;
 	u32 coldest = 0;
@@ -527,8 +527,8 @@ static int __decide(struct tac *tac, u32 t, struct heap_node *victim)
 		if (__filling(tac))
 			return 0;
 		__refresh_top(tac, &budget);
-		if (!heap_empty(&tac->heap))
-			coldest = heap_top(&tac->heap).key;
+		if (!tac_heap_empty(&tac->heap))
+			coldest = tac_heap_top(&tac->heap).key;
 		return __warmer(tac, t, coldest) ? 0 : -ENOSPC;
 	}
 
@@ -573,8 +573,9 @@ static enum tac_class tac_request(struct tac_policy *p, tac_oblock_t first,
 	if (unlikely(ob + nr_blocks - 1 < ob))
 		nr_blocks = -ob;	/* clamp at the end of the u64 space */
 
-	class = seq_classify(&tac->seq, ob, nr_blocks, tac->extent_shift,
-			     tac->params.seq_window, tac->params.seq_threshold);
+	class = tac_seq_classify(&tac->seq, ob, nr_blocks, tac->extent_shift,
+				 tac->params.seq_window,
+				 tac->params.seq_threshold);
 	if (class == TAC_SEQUENTIAL) {
 		tac->seq_requests++;
 		__account(tac, ob, nr_blocks, tac->cost_seq);
@@ -603,7 +604,7 @@ static int tac_lookup(struct tac_policy *p, tac_oblock_t oblock,
 static bool tac_would_admit(struct tac_policy *p, tac_oblock_t oblock)
 {
 	struct tac *tac = to_tac(p);
-	u32 t = temp_get(&tac->temps, __extent_of(tac, from_oblock(oblock)));
+	u32 t = tac_temp_get(&tac->temps, __extent_of(tac, from_oblock(oblock)));
 
 	/* Refreshing heap keys is invisible; the answer is kept for admit(). */
 	tac->pending.r = __decide(tac, t, &tac->pending.victim);
@@ -616,8 +617,8 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 		     tac_cblock_t *cblock, tac_oblock_t *evicted)
 {
 	struct tac *tac = to_tac(p);
-	u32 t = temp_get(&tac->temps, __extent_of(tac, from_oblock(oblock)));
-	struct heap_node victim;
+	u32 t = tac_temp_get(&tac->temps, __extent_of(tac, from_oblock(oblock)));
+	struct tac_heap_node victim;
 	u32 cb;
 	int r;
 
@@ -648,7 +649,7 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 		__clear_bit(cb, tac->held);
 		__set_ob(tac, cb, oblock);
 		__hash_insert(tac, cb);
-		heap_push(&tac->heap, cb, t);
+		tac_heap_push(&tac->heap, cb, t);
 		tac->nr_mapped++;
 	} else {
 		cb = victim.item;
@@ -656,7 +657,7 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 		__hash_remove(tac, cb);
 		__set_ob(tac, cb, oblock);
 		__hash_insert(tac, cb);
-		heap_update(&tac->heap, cb, t);
+		tac_heap_update(&tac->heap, cb, t);
 		tac->evictions++;
 	}
 	tac->admissions++;
@@ -677,7 +678,7 @@ static void tac_unmap(struct tac_policy *p, tac_cblock_t cblock)
 		__clear_bit(cb, tac->dirty);
 		tac->nr_dirty--;
 	} else {
-		heap_remove(&tac->heap, cb);
+		tac_heap_remove(&tac->heap, cb);
 	}
 	tac->pos[cb] = CB_DETACHED;
 	tac->nr_mapped--;
@@ -717,7 +718,7 @@ static void tac_set_dirty(struct tac_policy *p, tac_cblock_t cblock)
 	if (__bad_cblock(tac, cblock) || tac->pos[cb] == CB_DIRTY ||
 	    WARN_ON_ONCE(!__is_mapped(tac, cb)))
 		return;
-	heap_remove(&tac->heap, cb);
+	tac_heap_remove(&tac->heap, cb);
 	tac->pos[cb] = CB_DIRTY;
 	__set_bit(cb, tac->dirty);
 	tac->nr_dirty++;
@@ -728,12 +729,12 @@ static void tac_clear_dirty(struct tac_policy *p, tac_cblock_t cblock)
 	struct tac *tac = to_tac_changed(p);
 	u32 cb = from_cblock(cblock);
 
-	if (__bad_cblock(tac, cblock) || heap_contains(&tac->heap, cb) ||
+	if (__bad_cblock(tac, cblock) || tac_heap_contains(&tac->heap, cb) ||
 	    WARN_ON_ONCE(tac->pos[cb] != CB_DIRTY))
 		return;
 	__clear_bit(cb, tac->dirty);
 	tac->nr_dirty--;
-	heap_push(&tac->heap, cb, __block_temp(tac, cb));
+	tac_heap_push(&tac->heap, cb, __block_temp(tac, cb));
 }
 
 /*
@@ -856,7 +857,7 @@ static int tac_load_mapping(struct tac_policy *p, tac_cblock_t cblock,
 		__set_bit(cb, tac->dirty);
 		tac->nr_dirty++;
 	} else {
-		heap_push(&tac->heap, cb, __block_temp(tac, cb));
+		tac_heap_push(&tac->heap, cb, __block_temp(tac, cb));
 	}
 	return 0;
 }
@@ -865,19 +866,19 @@ typedef int (*tac_walk_fn)(void *ctx, const struct tac_extent_rec *r);
 
 static int tac_walk_extents(struct tac_policy *p, tac_walk_fn fn, void *ctx)
 {
-	return temp_walk(&to_tac(p)->temps, fn, ctx);
+	return tac_temp_walk(&to_tac(p)->temps, fn, ctx);
 }
 
 static int tac_load_extent(struct tac_policy *p, tac_extent_t extent,
 			   u32 temp)
 {
-	return temp_set(&to_tac_changed(p)->temps, from_extent(extent), temp);
+	return tac_temp_set(&to_tac_changed(p)->temps, from_extent(extent), temp);
 }
 
 static u32 tac_hottest(struct tac_policy *p, struct tac_extent_rec *out,
 		       u32 n)
 {
-	return temp_hottest(&to_tac(p)->temps, out, n);
+	return tac_temp_hottest(&to_tac(p)->temps, out, n);
 }
 
 static int tac_set_params(struct tac_policy *p,
@@ -913,7 +914,7 @@ static void tac_drop_clean(struct tac_policy *p)
 {
 	struct tac *tac = to_tac_changed(p);
 
-	heap_filter(&tac->heap, __drop_if_unheld, tac);
+	tac_heap_filter(&tac->heap, __drop_if_unheld, tac);
 }
 
 static void tac_stats(struct tac_policy *p, struct tac_policy_stats *s)
@@ -931,8 +932,8 @@ static void tac_stats(struct tac_policy *p, struct tac_policy_stats *s)
 	s->nr_detached = tac->nr_detached;
 	s->tracked_extents = tac->temps.nr_used;
 	/* As the lazy heap sees it: the top's key, exact once refreshed. */
-	s->coldest_temp = heap_empty(&tac->heap) ? 0 :
-			  heap_top(&tac->heap).key;
+	s->coldest_temp = tac_heap_empty(&tac->heap) ? 0 :
+			  tac_heap_top(&tac->heap).key;
 	s->ram_bytes = tac->ram_bytes;
 }
 
@@ -978,7 +979,7 @@ struct tac_policy *tac_policy_create(u32 nr_blocks,
 	u32 i;
 
 	BUILD_BUG_ON(sizeof(struct tac_block) != 9);
-	BUILD_BUG_ON(sizeof(struct heap_node) != 8);
+	BUILD_BUG_ON(sizeof(struct tac_heap_node) != 8);
 	BUILD_BUG_ON(TAC_MAX_CACHE_BLOCKS > HEAP_NOT_IN);
 
 	if (tac_params_check(params, nr_blocks, NULL))
@@ -1012,9 +1013,9 @@ struct tac_policy *tac_policy_create(u32 nr_blocks,
 	for (i = 0; i < nr_blocks; i++)
 		tac->pos[i] = CB_FREE;
 	memset(tac->buckets, 0xff, (size_t)tac->nr_buckets * sizeof(u32));
-	heap_init(&tac->heap, tac->nodes, tac->pos, nr_blocks);
-	temp_init(&tac->temps, tac->slots, params->stats_extents);
-	seq_init(&tac->seq);
+	tac_heap_init(&tac->heap, tac->nodes, tac->pos, nr_blocks);
+	tac_temp_init(&tac->temps, tac->slots, params->stats_extents);
+	tac_seq_init(&tac->seq);
 	tac->free_head = TAC_NONE;
 	tac->nr_free = nr_blocks;
 	tac->ram_bytes = tac_policy_ram_bytes(nr_blocks, params);

@@ -34,15 +34,15 @@
 
 #define SEQ_RING_MASK	(TAC_MAX_SEQ_WINDOW - 1)
 
-void seq_init(struct seq_window *w)
+void tac_seq_init(struct tac_seq_window *w)
 {
 	BUILD_BUG_ON(TAC_MAX_SEQ_WINDOW & SEQ_RING_MASK);
 	memset(w, 0, sizeof(*w));
 }
 
-enum tac_class seq_classify(struct seq_window *w, u64 first, u32 nr_blocks,
-			    unsigned int extent_shift, u32 window,
-			    u32 threshold)
+enum tac_class tac_seq_classify(struct tac_seq_window *w, u64 first,
+				u32 nr_blocks, unsigned int extent_shift,
+				u32 window, u32 threshold)
 {
 	u32 own = min_t(u32, nr_blocks, window);
 	u32 older = min_t(u32, w->count, window - own);

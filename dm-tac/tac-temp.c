@@ -40,9 +40,10 @@
 
 #define TEMP_NONE	U32_MAX
 
-void temp_init(struct temp_table *t, struct temp_entry *slots, u32 nr_slots)
+void tac_temp_init(struct tac_temp_table *t, struct tac_temp_entry *slots,
+		   u32 nr_slots)
 {
-	BUILD_BUG_ON(sizeof(struct temp_entry) != 16);
+	BUILD_BUG_ON(sizeof(struct tac_temp_entry) != 16);
 	BUILD_BUG_ON(TAC_MAX_STATS_EXTENTS > TEMP_EPOCH_MASK);
 	memset(t, 0, sizeof(*t));
 	memset(slots, 0, (size_t)nr_slots * sizeof(*slots));
@@ -51,7 +52,7 @@ void temp_init(struct temp_table *t, struct temp_entry *slots, u32 nr_slots)
 }
 
 /* The first slot of @extent's window. */
-u32 temp_home(const struct temp_table *t, u64 extent)
+u32 tac_temp_home(const struct tac_temp_table *t, u64 extent)
 {
 	/* Fibonacci hashing, then a multiply to map onto nr_slots. */
 	u32 h = (extent * 0x61c8864680b583ebULL) >> 32;
@@ -59,14 +60,14 @@ u32 temp_home(const struct temp_table *t, u64 extent)
 	return ((u64)h * t->nr_slots) >> 32;
 }
 
-static u32 __aged(struct temp_table *t, const struct temp_entry *e)
+static u32 __aged(struct tac_temp_table *t, const struct tac_temp_entry *e)
 {
 	u32 age = (t->epoch - e->stamp) & TEMP_EPOCH_MASK;
 
 	return age >= 32 ? 0 : e->temp >> age;
 }
 
-static void __normalise(struct temp_table *t, struct temp_entry *e)
+static void __normalise(struct tac_temp_table *t, struct tac_temp_entry *e)
 {
 	e->temp = __aged(t, e);
 	e->stamp = TEMP_USED | t->epoch;
@@ -77,16 +78,16 @@ static void __normalise(struct temp_table *t, struct temp_entry *e)
  * a new entry for @extent should take: the first empty one in the window,
  * else the coldest.
  */
-static u32 __find(struct temp_table *t, u64 extent, u32 *room)
+static u32 __find(struct tac_temp_table *t, u64 extent, u32 *room)
 {
 	u32 i = t->hint, k, coldest = TEMP_NONE, coldest_temp = 0;
 	u32 coldest_age = 0;
-	struct temp_entry *e = &t->slots[i];
+	struct tac_temp_entry *e = &t->slots[i];
 
 	if (e->extent == extent && (e->stamp & TEMP_USED))
 		return i;
 
-	i = temp_home(t, extent);
+	i = tac_temp_home(t, extent);
 	for (k = 0; k < TEMP_PROBE; k++) {
 		u32 temp, age;
 
@@ -117,7 +118,7 @@ static u32 __find(struct temp_table *t, u64 extent, u32 *room)
 }
 
 /* The temperature of @extent aged to now; 0 if it is not tracked. */
-u32 temp_get(struct temp_table *t, u64 extent)
+u32 tac_temp_get(struct tac_temp_table *t, u64 extent)
 {
 	u32 i = __find(t, extent, NULL);
 
@@ -125,9 +126,9 @@ u32 temp_get(struct temp_table *t, u64 extent)
 }
 
 /* Add @amount to @extent's temperature, saturating at U32_MAX. */
-void temp_add(struct temp_table *t, u64 extent, u64 amount)
+void tac_temp_add(struct tac_temp_table *t, u64 extent, u64 amount)
 {
-	struct temp_entry *e;
+	struct tac_temp_entry *e;
 	u32 room, i = __find(t, extent, &room);
 
 	if (i == TEMP_NONE) {
@@ -153,9 +154,9 @@ void temp_add(struct temp_table *t, u64 extent, u64 amount)
 }
 
 /* One aging step (TAC section 3.1): every temperature halves. */
-void temp_halve(struct temp_table *t)
+void tac_temp_halve(struct tac_temp_table *t)
 {
-	struct temp_entry *e = &t->slots[t->sweep];
+	struct tac_temp_entry *e = &t->slots[t->sweep];
 
 	t->epoch = (t->epoch + 1) & TEMP_EPOCH_MASK;
 	if (e->stamp & TEMP_USED)
@@ -165,9 +166,9 @@ void temp_halve(struct temp_table *t)
 }
 
 /* Warm restart: -ENOSPC if @extent is new and its window is full. */
-int temp_set(struct temp_table *t, u64 extent, u32 temp)
+int tac_temp_set(struct tac_temp_table *t, u64 extent, u32 temp)
 {
-	struct temp_entry *e;
+	struct tac_temp_entry *e;
 	u32 room, i = __find(t, extent, &room);
 
 	if (i == TEMP_NONE) {
@@ -184,15 +185,15 @@ int temp_set(struct temp_table *t, u64 extent, u32 temp)
 	return 0;
 }
 
-int temp_walk(struct temp_table *t,
-	      int (*fn)(void *ctx, const struct tac_extent_rec *r), void *ctx)
+int tac_temp_walk(struct tac_temp_table *t,
+		  int (*fn)(void *ctx, const struct tac_extent_rec *r), void *ctx)
 {
 	struct tac_extent_rec r;
 	u32 i;
 	int ret;
 
 	for (i = 0; i < t->nr_slots; i++) {
-		const struct temp_entry *e = &t->slots[i];
+		const struct tac_temp_entry *e = &t->slots[i];
 
 		if (!(e->stamp & TEMP_USED))
 			continue;
@@ -241,14 +242,15 @@ static void __rec_sift_up(struct tac_extent_rec *out, u32 i)
 }
 
 /* The @n hottest extents, hottest first: O(nr_slots log n). */
-u32 temp_hottest(struct temp_table *t, struct tac_extent_rec *out, u32 n)
+u32 tac_temp_hottest(struct tac_temp_table *t, struct tac_extent_rec *out,
+		     u32 n)
 {
 	u32 i, count = 0;
 
 	if (!n)
 		return 0;
 	for (i = 0; i < t->nr_slots; i++) {
-		const struct temp_entry *e = &t->slots[i];
+		const struct tac_temp_entry *e = &t->slots[i];
 		struct tac_extent_rec r;
 
 		if (!(e->stamp & TEMP_USED))

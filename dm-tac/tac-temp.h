@@ -18,14 +18,14 @@
 #define TEMP_EPOCH_MASK		(TEMP_USED - 1)
 
 /* 16 bytes per tracked extent. */
-struct temp_entry {
+struct tac_temp_entry {
 	u64 extent;
 	u32 temp;
 	u32 stamp;
 };
 
-struct temp_table {
-	struct temp_entry *slots;
+struct tac_temp_table {
+	struct tac_temp_entry *slots;
 	u32 nr_slots;
 	u32 nr_used;
 	u32 epoch;	/* halvings so far, modulo 2^31 */
@@ -34,14 +34,16 @@ struct temp_table {
 	u64 dropped;	/* extents forgotten to make room */
 };
 
-void temp_init(struct temp_table *t, struct temp_entry *slots, u32 nr_slots);
-u32 temp_home(const struct temp_table *t, u64 extent);
-u32 temp_get(struct temp_table *t, u64 extent);
-void temp_add(struct temp_table *t, u64 extent, u64 amount);
-void temp_halve(struct temp_table *t);
-int temp_set(struct temp_table *t, u64 extent, u32 temp);
-int temp_walk(struct temp_table *t,
-	      int (*fn)(void *ctx, const struct tac_extent_rec *r), void *ctx);
-u32 temp_hottest(struct temp_table *t, struct tac_extent_rec *out, u32 n);
+void tac_temp_init(struct tac_temp_table *t, struct tac_temp_entry *slots,
+		   u32 nr_slots);
+u32 tac_temp_home(const struct tac_temp_table *t, u64 extent);
+u32 tac_temp_get(struct tac_temp_table *t, u64 extent);
+void tac_temp_add(struct tac_temp_table *t, u64 extent, u64 amount);
+void tac_temp_halve(struct tac_temp_table *t);
+int tac_temp_set(struct tac_temp_table *t, u64 extent, u32 temp);
+int tac_temp_walk(struct tac_temp_table *t,
+		  int (*fn)(void *ctx, const struct tac_extent_rec *r), void *ctx);
+u32 tac_temp_hottest(struct tac_temp_table *t, struct tac_extent_rec *out,
+		     u32 n);
 
 #endif /* DM_TAC_TEMP_H */

@@ -14,7 +14,7 @@
 #define ABSENT	U32_MAX
 
 struct fixture {
-	struct heap_node nodes[CAP];
+	struct tac_heap_node nodes[CAP];
 	u32 pos[CAP];
 	u32 model[CAP];		/* expected key, or ABSENT */
 	struct tac_heap h;
@@ -28,7 +28,7 @@ static void fixture_init(struct fixture *f)
 		f->pos[i] = HEAP_NOT_IN;
 		f->model[i] = ABSENT;
 	}
-	heap_init(&f->h, f->nodes, f->pos, CAP);
+	tac_heap_init(&f->h, f->nodes, f->pos, CAP);
 }
 
 /* The smallest key in the model, and how many items are in. */
@@ -53,16 +53,16 @@ static bool consistent(struct fixture *f, const char **why)
 	u32 i, size, min = model_min(f, &size);
 
 	*why = NULL;
-	if (!heap_valid(&f->h))
+	if (!tac_heap_valid(&f->h))
 		*why = "heap property or position index broken";
 	else if (f->h.size != size)
 		*why = "size differs from model";
-	else if (size && heap_top(&f->h).key != min)
+	else if (size && tac_heap_top(&f->h).key != min)
 		*why = "top is not the smallest key";
 	for (i = 0; !*why && i < CAP; i++) {
 		bool in = f->model[i] != ABSENT;
 
-		if (heap_contains(&f->h, i) != in)
+		if (tac_heap_contains(&f->h, i) != in)
 			*why = "membership differs from model";
 		else if (in && f->nodes[f->pos[i]].key != f->model[i])
 			*why = "key differs from model";
@@ -87,17 +87,17 @@ static void heap_invariant_holds_after_every_random_operation(void)
 			const char *why;
 
 			if (f.model[item] == ABSENT && op != 3) {
-				heap_push(&f.h, item, key);
+				tac_heap_push(&f.h, item, key);
 				f.model[item] = key;
 			} else if (op == 0 && f.model[item] != ABSENT) {
-				heap_update(&f.h, item, key);
+				tac_heap_update(&f.h, item, key);
 				f.model[item] = key;
 			} else if (op == 1 && f.model[item] != ABSENT) {
-				heap_remove(&f.h, item);
+				tac_heap_remove(&f.h, item);
 				f.pos[item] = HEAP_NOT_IN;
 				f.model[item] = ABSENT;
-			} else if (!heap_empty(&f.h)) {
-				struct heap_node n = heap_pop(&f.h);
+			} else if (!tac_heap_empty(&f.h)) {
+				struct tac_heap_node n = tac_heap_pop(&f.h);
 				u32 size;
 
 				EXPECT_EQ(model_min(&f, &size), n.key);
@@ -131,12 +131,12 @@ static void heap_pops_keys_in_ascending_order(void)
 	fixture_init(&f);
 	for (i = 0; i < CAP; i++) {
 		sorted[i] = (u32)rnd_next(&s);
-		heap_push(&f.h, i, sorted[i]);
+		tac_heap_push(&f.h, i, sorted[i]);
 	}
 	qsort(sorted, CAP, sizeof(u32), cmp_u32);
 	for (i = 0; i < CAP; i++)
-		EXPECT_EQ(sorted[i], heap_pop(&f.h).key);
-	EXPECT_TRUE(heap_empty(&f.h));
+		EXPECT_EQ(sorted[i], tac_heap_pop(&f.h).key);
+	EXPECT_TRUE(tac_heap_empty(&f.h));
 }
 
 static bool keep_even(void *ctx, u32 item)
@@ -149,7 +149,7 @@ static bool keep_even(void *ctx, u32 item)
 	return false;
 }
 
-/* heap_filter() drops what it is told to, and the rest is a heap. */
+/* tac_heap_filter() drops what it is told to, and the rest is a heap. */
 static void heap_filter_keeps_selected_items_as_a_heap(void)
 {
 	static struct fixture f;
@@ -160,9 +160,9 @@ static void heap_filter_keeps_selected_items_as_a_heap(void)
 	fixture_init(&f);
 	for (i = 0; i < CAP; i++) {
 		f.model[i] = rnd_below(&s, 500);
-		heap_push(&f.h, i, f.model[i]);
+		tac_heap_push(&f.h, i, f.model[i]);
 	}
-	heap_filter(&f.h, keep_even, f.pos);
+	tac_heap_filter(&f.h, keep_even, f.pos);
 	for (i = 1; i < CAP; i += 2) {
 		f.model[i] = ABSENT;
 		EXPECT_EQ(HEAP_NOT_IN | 5, f.pos[i]);
@@ -177,16 +177,16 @@ static void heap_update_moves_item_both_ways(void)
 	static struct fixture f;
 
 	fixture_init(&f);
-	heap_push(&f.h, 1, 10);
-	heap_push(&f.h, 2, 20);
-	heap_push(&f.h, 3, 30);
-	heap_update(&f.h, 1, 5);
-	EXPECT_EQ(1, heap_top(&f.h).item);
-	heap_update(&f.h, 1, 25);
-	EXPECT_EQ(2, heap_top(&f.h).item);
-	heap_update(&f.h, 3, 1);
-	EXPECT_EQ(3, heap_top(&f.h).item);
-	EXPECT_TRUE(heap_valid(&f.h));
+	tac_heap_push(&f.h, 1, 10);
+	tac_heap_push(&f.h, 2, 20);
+	tac_heap_push(&f.h, 3, 30);
+	tac_heap_update(&f.h, 1, 5);
+	EXPECT_EQ(1, tac_heap_top(&f.h).item);
+	tac_heap_update(&f.h, 1, 25);
+	EXPECT_EQ(2, tac_heap_top(&f.h).item);
+	tac_heap_update(&f.h, 3, 1);
+	EXPECT_EQ(3, tac_heap_top(&f.h).item);
+	EXPECT_TRUE(tac_heap_valid(&f.h));
 }
 
 int main(void)

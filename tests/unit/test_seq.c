@@ -12,17 +12,17 @@
 
 #define SHIFT	5	/* 32-block extents */
 
-static struct seq_window w;
+static struct tac_seq_window w;
 
 static enum tac_class one(u64 block)
 {
-	return seq_classify(&w, block, 1, SHIFT, 20, 2);
+	return tac_seq_classify(&w, block, 1, SHIFT, 20, 2);
 }
 
 /* Blocks 0, 1, 2, 3 of one extent: R R S S (third sight is > 2). */
 static void classifier_third_block_of_an_extent_is_sequential(void)
 {
-	seq_init(&w);
+	tac_seq_init(&w);
 	EXPECT_EQ(TAC_RANDOM, one(0));
 	EXPECT_EQ(TAC_RANDOM, one(1));
 	EXPECT_EQ(TAC_SEQUENTIAL, one(2));
@@ -32,12 +32,12 @@ static void classifier_third_block_of_an_extent_is_sequential(void)
 /* A request counts its own blocks: 3 blocks > 2, 2 blocks are not. */
 static void classifier_request_of_more_than_threshold_blocks_is_sequential(void)
 {
-	seq_init(&w);
-	EXPECT_EQ(TAC_RANDOM, seq_classify(&w, 1000, 2, SHIFT, 20, 2));
-	seq_init(&w);
-	EXPECT_EQ(TAC_SEQUENTIAL, seq_classify(&w, 1000, 3, SHIFT, 20, 2));
-	seq_init(&w);
-	EXPECT_EQ(TAC_SEQUENTIAL, seq_classify(&w, 5000, 300, SHIFT, 20, 2));
+	tac_seq_init(&w);
+	EXPECT_EQ(TAC_RANDOM, tac_seq_classify(&w, 1000, 2, SHIFT, 20, 2));
+	tac_seq_init(&w);
+	EXPECT_EQ(TAC_SEQUENTIAL, tac_seq_classify(&w, 1000, 3, SHIFT, 20, 2));
+	tac_seq_init(&w);
+	EXPECT_EQ(TAC_SEQUENTIAL, tac_seq_classify(&w, 5000, 300, SHIFT, 20, 2));
 }
 
 /* Random single blocks, each in its own extent, never look sequential. */
@@ -45,7 +45,7 @@ static void classifier_random_blocks_in_distinct_extents_are_random(void)
 {
 	u32 i;
 
-	seq_init(&w);
+	tac_seq_init(&w);
 	for (i = 0; i < 500; i++)
 		EXPECT_EQ(TAC_RANDOM, one((u64)(i * 7919 + 13) << SHIFT));
 }
@@ -61,7 +61,7 @@ static void classifier_one_scan_among_random_traffic(void)
 	u64 s = rnd_seed(1);
 	u32 k;
 
-	seq_init(&w);
+	tac_seq_init(&w);
 	for (k = 0; k < 300; k++) {
 		enum tac_class want = k % 32 >= 2 ? TAC_SEQUENTIAL : TAC_RANDOM;
 
@@ -81,7 +81,7 @@ static bool interleaved(u32 nr_scans, u32 rounds, u32 *wrong)
 {
 	u32 k, s;
 
-	seq_init(&w);
+	tac_seq_init(&w);
 	*wrong = 0;
 	for (k = 0; k < rounds; k++) {
 		for (s = 0; s < nr_scans; s++) {
@@ -129,8 +129,8 @@ static void classifier_ten_interleaved_scans_overflow_the_window(void)
  */
 static void classifier_multi_block_request_fills_window_per_block(void)
 {
-	seq_init(&w);
-	EXPECT_EQ(TAC_SEQUENTIAL, seq_classify(&w, 60, 8, SHIFT, 20, 2));
+	tac_seq_init(&w);
+	EXPECT_EQ(TAC_SEQUENTIAL, tac_seq_classify(&w, 60, 8, SHIFT, 20, 2));
 	EXPECT_EQ(TAC_SEQUENTIAL, one(68));
 	/* Extent 1 (32..63) had 60..63: four entries, still in view. */
 	EXPECT_EQ(TAC_SEQUENTIAL, one(40));
@@ -143,7 +143,7 @@ static void classifier_forgets_entries_older_than_the_window(void)
 {
 	u32 i;
 
-	seq_init(&w);
+	tac_seq_init(&w);
 	one(0);
 	one(1);
 	for (i = 0; i < 18; i++)
@@ -151,7 +151,7 @@ static void classifier_forgets_entries_older_than_the_window(void)
 	/* Entries 0 and 1 are the 19th and 20th newest: only 1 in view. */
 	EXPECT_EQ(TAC_RANDOM, one(2));
 
-	seq_init(&w);
+	tac_seq_init(&w);
 	one(0);
 	one(1);
 	for (i = 0; i < 17; i++)

@@ -252,22 +252,22 @@ static void lazy_aging_matches_eager_halving_on_random_sequences(void)
 /* White box: the epoch counter wraps at 2^31 without reviving anything. */
 static void aging_is_exact_across_epoch_wrap(void)
 {
-	struct temp_entry slots[16];
-	struct temp_table t;
+	struct tac_temp_entry slots[16];
+	struct tac_temp_table t;
 	u32 i;
 
-	temp_init(&t, slots, 16);
+	tac_temp_init(&t, slots, 16);
 	t.epoch = TEMP_EPOCH_MASK - 2;
-	temp_add(&t, 7, 1000);
+	tac_temp_add(&t, 7, 1000);
 	for (i = 0; i < 5; i++)
-		temp_halve(&t);
+		tac_temp_halve(&t);
 	EXPECT_EQ(1, t.epoch >> 1);	/* wrapped to 2 */
-	EXPECT_EQ(1000 >> 5, temp_get(&t, 7));
+	EXPECT_EQ(1000 >> 5, tac_temp_get(&t, 7));
 	for (i = 0; i < 27; i++)
-		temp_halve(&t);
-	EXPECT_EQ(0, temp_get(&t, 7));	/* 32 halvings */
-	temp_add(&t, 7, 64);
-	EXPECT_EQ(64, temp_get(&t, 7));
+		tac_temp_halve(&t);
+	EXPECT_EQ(0, tac_temp_get(&t, 7));	/* 32 halvings */
+	tac_temp_add(&t, 7, 64);
+	EXPECT_EQ(64, tac_temp_get(&t, 7));
 }
 
 /*
@@ -278,15 +278,15 @@ static void aging_is_exact_across_epoch_wrap(void)
  */
 static void aging_sweep_normalises_every_slot_within_table_size(void)
 {
-	struct temp_entry slots[16];
-	struct temp_table t;
+	struct tac_temp_entry slots[16];
+	struct tac_temp_table t;
 	u32 i, used = 0;
 
-	temp_init(&t, slots, 16);
+	tac_temp_init(&t, slots, 16);
 	for (i = 0; i < 40; i++)
-		temp_set(&t, i * 3, 1000 + i);
+		tac_temp_set(&t, i * 3, 1000 + i);
 	for (i = 0; i < 16; i++)
-		temp_halve(&t);
+		tac_temp_halve(&t);
 	for (i = 0; i < 16; i++) {
 		if (!(slots[i].stamp & TEMP_USED))
 			continue;
@@ -304,20 +304,20 @@ static void aging_sweep_normalises_every_slot_within_table_size(void)
  */
 static void stats_table_full_drops_coldest_in_probe_window(void)
 {
-	struct temp_entry slots[16], before[16];
-	struct temp_table t;
+	struct tac_temp_entry slots[16], before[16];
+	struct tac_temp_table t;
 	u64 x, newcomer = 0;
 	u32 i, home, victim = 0, coldest = U32_MAX;
 
-	temp_init(&t, slots, 16);
+	tac_temp_init(&t, slots, 16);
 	/* Fill every slot, each extent with its own temperature. */
 	for (x = 0; t.nr_used < 16; x++)
-		temp_set(&t, x, 5000 - (u32)((x * 37) % 4000));
+		tac_temp_set(&t, x, 5000 - (u32)((x * 37) % 4000));
 	/* An extent not in the table. */
-	for (x = 1000; temp_get(&t, x) || newcomer == 0; x++)
-		if (!temp_get(&t, x))
+	for (x = 1000; tac_temp_get(&t, x) || newcomer == 0; x++)
+		if (!tac_temp_get(&t, x))
 			newcomer = x;
-	home = temp_home(&t, newcomer);
+	home = tac_temp_home(&t, newcomer);
 	for (i = 0; i < TEMP_PROBE; i++) {
 		u32 slot = (home + i) % 16;
 
@@ -327,47 +327,47 @@ static void stats_table_full_drops_coldest_in_probe_window(void)
 		}
 	}
 	memcpy(before, slots, sizeof(slots));
-	EXPECT_EQ(-ENOSPC, temp_set(&t, newcomer, 1));
-	temp_add(&t, newcomer, 3);
+	EXPECT_EQ(-ENOSPC, tac_temp_set(&t, newcomer, 1));
+	tac_temp_add(&t, newcomer, 3);
 	EXPECT_EQ(16, t.nr_used);
 	EXPECT_EQ(1, t.dropped);
 	EXPECT_EQ(newcomer, slots[victim].extent);
-	EXPECT_EQ(3, temp_get(&t, newcomer));
-	EXPECT_EQ(0, temp_get(&t, before[victim].extent));
+	EXPECT_EQ(3, tac_temp_get(&t, newcomer));
+	EXPECT_EQ(0, tac_temp_get(&t, before[victim].extent));
 	for (i = 0; i < 16; i++)
 		if (i != victim)
 			EXPECT_EQ(before[i].temp,
-				  temp_get(&t, before[i].extent));
+				  tac_temp_get(&t, before[i].extent));
 }
 
 /* Equal temperatures: the entry aged least recently goes. */
 static void stats_table_tie_drops_least_recently_touched(void)
 {
-	struct temp_entry slots[16];
-	struct temp_table t;
+	struct tac_temp_entry slots[16];
+	struct tac_temp_table t;
 	u64 x, newcomer = 0;
 	u32 i, home, oldest = 0, n = 0;
 
-	temp_init(&t, slots, 16);
+	tac_temp_init(&t, slots, 16);
 	for (x = 0; t.nr_used < 16; x++)
-		temp_set(&t, x, 64);
+		tac_temp_set(&t, x, 64);
 	for (x = 1000; newcomer == 0; x++)
-		if (!temp_get(&t, x))
+		if (!tac_temp_get(&t, x))
 			newcomer = x;
-	home = temp_home(&t, newcomer);
+	home = tac_temp_home(&t, newcomer);
 	/* One slot in the window, not the one the sweep will visit (0), is
 	 * left at 64 from epoch 0; the others get 32 at epoch 1.
 	 */
 	oldest = (home + 5) % 16 ? (home + 5) % 16 : (home + 6) % 16;
-	temp_halve(&t);
+	tac_temp_halve(&t);
 	for (i = 0; i < 16; i++)
 		if (i != oldest) {
-			temp_set(&t, slots[i].extent, 32);
+			tac_temp_set(&t, slots[i].extent, 32);
 			n++;
 		}
 	EXPECT_EQ(15, n);
-	EXPECT_EQ(32, temp_get(&t, slots[oldest].extent));
-	temp_add(&t, newcomer, 1);
+	EXPECT_EQ(32, tac_temp_get(&t, slots[oldest].extent));
+	tac_temp_add(&t, newcomer, 1);
 	EXPECT_EQ(newcomer, slots[oldest].extent);
 }
 
