@@ -151,7 +151,7 @@ bench-micro: deps
 	@qemu/vm --kernel $(or $(KVER),6.1) --memory 3G -- tests/perf/micro.sh
 
 # Benchmarks against dm-cache, bcache and dm-writecache on an HDD model
-# (issue 6), see tests/bench/README.md:
+# (the comparison with the caches users have), see tests/bench/README.md:
 #   make bench [QUICK=1] [KVER="6.1 6.12"] [WORKLOADS=...] [CONTENDERS=...]
 bench:
 	@WITH_PLOTS=1 bash qemu/deps

@@ -7,7 +7,7 @@ tools/traces/gen/, deterministic), takes the captured pgbench trace from
 tools/traces/ if present, runs tacsim with every policy at three cache
 sizes, and prints per trace and size: hit ratio, I/O time, I/O time
 relative to LRU and to OPT, the gap closure (LRU - TAC) / (LRU - OPT), the
-TAC/ARC I/O time ratio, and whether the issue 3 goals hold.  Then it
+TAC/ARC I/O time ratio, and whether the simulator goals hold.  Then it
 measures TAC's replay speed in accesses per second.
 
 Environment: BENCH_SIZES (default "128M,256M,512M"),
@@ -47,7 +47,7 @@ SYNTHETIC = [
      ["--workload", "scan"]),
 ]
 PGBENCH = os.path.join(TOOLS, "traces", "pgbench.blkparse.gz")
-# Traces and sizes the goals apply to (issue 3): (b), (c), pgbench at the
+# Traces and sizes the simulator goals apply to: (b), (c), pgbench at the
 # smaller sizes; (a) against LRU only.
 GAP_GOAL_TRACES = {"b-ods", "c-dw", "pgbench"}
 
@@ -154,7 +154,7 @@ def main():
         largest = {}
         for name, size, _, _, _, _ in summary:
             largest[name] = max(largest.get(name, 0), size)
-        print("== Summary (goals from issue 3)")
+        print("== Summary (simulator goals: TAC against LRU and ARC)")
         print("   %-8s %-6s %9s %9s %9s %10s  %s"
               % ("trace", "cache", "closure", "TAC/ARC", "TAC/LRU",
                  "TAC Macc/s", "goal"))

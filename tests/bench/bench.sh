@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# dm-tac benchmark driver (issue 6): every contender on every workload, one
+# dm-tac benchmark driver (against dm-cache, bcache and dm-writecache): every contender on every workload, one
 # VM session per kernel, then the result table and charts.
 #
 #   tests/bench/bench.sh          (what "make bench" runs)

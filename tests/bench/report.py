@@ -413,7 +413,7 @@ def kernel_section(out, d, rel, charts):
 
 
 def goals_section(out, cts, res):
-    """Issue 6's goals, each with the measured ratio, met or not."""
+    """The goals against the other caches, each with the measured ratio, met or not."""
     tacs = [c for c in cts if c.startswith("tac-")]
     lines = []
 
@@ -463,7 +463,7 @@ def goals_section(out, cts, res):
                 ratio(metric("tac-writeback", "pgbench"),
                       metric(ref, "pgbench")), 1.0)
     if lines:
-        out.append("### Issue 6 goals, as measured in this run\n")
+        out.append("### Goals against the other caches, as measured in this run\n")
         out.extend(lines)
         out.append("")
 
@@ -506,7 +506,7 @@ def plot_throughput(d, rel, cts, wls, res):
 def plot_hitratio(d, rel, cts):
     series = []
     for ct in cts:
-        # dm-tac against dm-cache, as issue 6 asks; bcache folds its
+        # dm-tac against dm-cache, the comparison the goals make; bcache folds its
         # counters in every few seconds, too coarse for this chart.
         if not (ct.startswith("tac-") or ct.startswith("dmcache")):
             continue

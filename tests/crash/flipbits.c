@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Bad-metadata fuzzing (issue 5, crash testing 4): copy a pristine image
+ * Bad-metadata fuzzing: copy a pristine image
  * onto a device (or file) and invert random bits in its first LIMIT
  * bytes, the metadata area.  One static program per image: starting
  * dd and friends over the VM's 9p root costs more than the test itself.

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Bad metadata (issue 5, crash testing 4).  Runs in the VM (qemu/vm):
+# Bad metadata.  Runs in the VM (qemu/vm):
 #
 #   qemu/vm --kernel 6.1 -- tests/crash/fuzz.sh
 #

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Every crash point, systematically (issue 5, crash testing 2).  Runs in
+# Every crash point, systematically.  Runs in
 # the VM (qemu/vm), as root:
 #
 #   qemu/vm --kernel 6.1 -- tests/crash/logwrites.sh

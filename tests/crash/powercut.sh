@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Power-cut test (issue 5, crash testing 1), host side.  Two raw image
+# Power-cut test, host side.  Two raw image
 # files are the cache and origin disks of a VM (qemu/vm --disk: flushes
 # reach the files, no cache=unsafe).  Each boot assembles the stack
 # (stack.sh), verifies the journal of the boot before against it, and

@@ -211,7 +211,7 @@ stack_down() {
 
 # stack_churn STOPFILE: run in the background while the writer writes,
 # until STOPFILE exists (then wait for it: a message may still be running): for dm-tac, everything a crash can interrupt besides
-# user writes (issue 5, crash testing 3): "flush" messages (write back
+# user writes: "flush" messages (write back
 # everything), switches to write-through and back (clean, then switch),
 # and thresholds that start and stop the cleaner.  The messages may fail
 # (EINTR, busy): that is not what is tested.

@@ -2,7 +2,7 @@
 /*
  * Crash-test verifier: reads every block of a device after a crash and
  * checks it against the writer's journal under the durability contract
- * of a disk with a volatile write cache (issue 5):
+ * of a disk with a volatile write cache:
  *
  *   - the floor of a block is the newest write to it that an
  *     acknowledged flush covers ("C" lines before the last "F" in force)

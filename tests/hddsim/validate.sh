@@ -10,7 +10,8 @@
 # arithmetic read back from the status counters, data integrity, suspend,
 # resume, reload and forced removal under load, module unload, clean dmesg.
 # Part 2: fio calibration runs (fio/*.fio); their acceptance ranges come
-# from issue 6 and are reported as TAP lines too.  Timing depends on the
+# from what the benchmarks need of the model and are reported as TAP
+# lines too.  Timing depends on the
 # host: these are measurements, not unit tests.
 #
 # Exit status: 0 if every check passed, 1 otherwise, 4 if it cannot run.

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Host-side test of qemu/vm itself (issue 11): how it chooses between KVM
+# Host-side test of qemu/vm itself (it must never hang on a KVM that cannot boot a guest): how it chooses between KVM
 # and TCG, and its stall watchdog.  No VM boots and no KVM is needed: a
 # stand-in qemu-system-x86_64 (fake/) comes first in PATH, where
 # virtme-ng looks QEMU up, and hangs, aborts or "boots" by running the

@@ -74,7 +74,7 @@ static const char *prog = "tacsim";
 static unsigned int max_reports = 20;
 static bool quiet;
 /*
- * allocate: a write is a reference like a read (issue 3's replay mode).
+ * allocate: a write is a reference like a read (the replay mode).
  * around: a write is not a reference; it goes to the disk (miss cost) and
  * invalidates a cached copy (unmap + release: physical invalidation), as in
  * dm-tac's write-around mode.
@@ -175,7 +175,7 @@ static u32 *param_ref(const char *name)
 
 /*
  * Until the TAC core is linked, tacsim needs the defaults from somewhere
- * for costs and for its stand-in classifier.  These mirror issue 3's
+ * for costs and for its stand-in classifier.  These mirror the kernel's
  * defaults; they are replaced by tac_params_default() as soon as the core
  * is built in.
  */
