@@ -131,9 +131,9 @@ static void __update_hold(struct tac_cache *c, u32 cb)
 
 	if (st & CB_DOOMED)
 		return;
-	c->policy->ops->hold(c->policy, to_cblock(cb),
-			     st & (CB_READERS | CB_WRITER | CB_PENDING |
-				   CB_CLEANER_IO | CB_DISK_DIRTY));
+	tac_policy_hold(c->policy, to_cblock(cb),
+			st & (CB_READERS | CB_WRITER | CB_PENDING |
+			      CB_CLEANER_IO | CB_DISK_DIRTY));
 }
 
 /* A doomed block's space goes back when nothing refers to it any more. */
@@ -145,7 +145,7 @@ static void __maybe_free(struct tac_cache *c, u32 cb)
 	    (st & (CB_READERS | CB_WRITER | CB_PENDING | CB_CLEANER_IO |
 		   CB_DISK_DIRTY | CB_WAITERS)))
 		return;
-	c->policy->ops->release(c->policy, to_cblock(cb));
+	tac_policy_release(c->policy, to_cblock(cb));
 	c->cb_state[cb] = 0;
 }
 
@@ -154,8 +154,8 @@ enum tac_lookup __tac_lookup(struct tac_cache *c, u64 oblock, u32 *cb)
 	tac_cblock_t cblock;
 
 	if (oblock >= c->nr_oblocks ||
-	    c->policy->ops->lookup(c->policy, to_oblock(oblock), &cblock,
-				   true))
+	    tac_policy_lookup(c->policy, to_oblock(oblock), &cblock,
+			      true))
 		return LK_NONE;
 	*cb = from_cblock(cblock);
 	return (c->cb_state[*cb] & CB_PENDING) ? LK_PENDING : LK_VALID;
@@ -166,7 +166,7 @@ bool __tac_is_dirty(struct tac_cache *c, u32 cb)
 	tac_oblock_t ob;
 	bool dirty;
 
-	return c->policy->ops->mapping(c->policy, to_cblock(cb), &ob, &dirty) &&
+	return tac_policy_mapping(c->policy, to_cblock(cb), &ob, &dirty) &&
 	       dirty;
 }
 
@@ -228,7 +228,7 @@ bool __tac_wait_cleaner(struct tac_cache *c, u32 cb)
 /* The owner of clean block @cb makes it dirty with its write (rule 3). */
 void __tac_make_dirty(struct tac_cache *c, u32 cb)
 {
-	c->policy->ops->set_dirty(c->policy, to_cblock(cb));
+	tac_policy_set_dirty(c->policy, to_cblock(cb));
 	c->cb_state[cb] |= CB_FRESH;
 }
 
@@ -347,7 +347,7 @@ static bool __dirty_for(struct tac_cache *c, u32 cb, u64 oblock)
 	tac_oblock_t ob;
 	bool dirty;
 
-	return c->policy->ops->mapping(c->policy, to_cblock(cb), &ob, &dirty) &&
+	return tac_policy_mapping(c->policy, to_cblock(cb), &ob, &dirty) &&
 	       dirty && from_oblock(ob) == oblock;
 }
 
@@ -448,7 +448,7 @@ bool __tac_clean_finish(struct tac_cache *c, u32 cb, u64 oblock, bool ok,
  */
 void __tac_invalidate(struct tac_cache *c, u32 cb)
 {
-	c->policy->ops->unmap(c->policy, to_cblock(cb));
+	tac_policy_unmap(c->policy, to_cblock(cb));
 	c->n.invalidations++;
 	c->cb_state[cb] = (c->cb_state[cb] | CB_DOOMED) &
 			  ~(CB_CLEANING | CB_CLEAN_WANTED);
@@ -458,7 +458,7 @@ void __tac_invalidate(struct tac_cache *c, u32 cb)
 
 void __tac_set_clean(struct tac_cache *c, u32 cb)
 {
-	c->policy->ops->clear_dirty(c->policy, to_cblock(cb));
+	tac_policy_clear_dirty(c->policy, to_cblock(cb));
 	c->cb_state[cb] &= ~CB_FRESH;
 	tac_md_changed(c, cb);
 }
@@ -500,8 +500,8 @@ bool __tac_reserve(struct tac_cache *c, u64 oblock, u32 *cb)
 	tac_oblock_t victim;
 
 	if (!__tac_may_fill(c, oblock) ||
-	    c->policy->ops->admit(c->policy, to_oblock(oblock), &cblock,
-				  &victim) < 0) {
+	    tac_policy_admit(c->policy, to_oblock(oblock), &cblock,
+			     &victim) < 0) {
 		c->n.bypassed++;
 		return false;
 	}
@@ -516,7 +516,7 @@ bool __tac_reserve(struct tac_cache *c, u64 oblock, u32 *cb)
 void __tac_admit_write(struct tac_cache *c, u32 cb)
 {
 	c->cb_state[cb] |= CB_WRITER;
-	c->policy->ops->set_dirty(c->policy, to_cblock(cb));
+	tac_policy_set_dirty(c->policy, to_cblock(cb));
 }
 
 /*
@@ -539,7 +539,7 @@ void __tac_fill_done(struct tac_cache *c, u32 cb, bool ok)
 	}
 	c->n.promo_aborts++;
 	if (!(c->cb_state[cb] & CB_DOOMED)) {
-		c->policy->ops->unmap(c->policy, to_cblock(cb));
+		tac_policy_unmap(c->policy, to_cblock(cb));
 		c->cb_state[cb] |= CB_DOOMED;
 	}
 	__released(c, cb);
@@ -617,7 +617,7 @@ u32 __tac_nr_dirty(struct tac_cache *c)
 {
 	struct tac_policy_stats ps;
 
-	c->policy->ops->stats(c->policy, &ps);
+	tac_policy_stats(c->policy, &ps);
 	return ps.nr_dirty;
 }
 
@@ -638,8 +638,8 @@ void tac_invalidate_all(struct tac_cache *c)
 	for (cb = 0; cb < c->nr_cblocks; cb++) {
 		spin_lock_irq(&c->lock);
 		if (!(c->cb_state[cb] & CB_DOOMED) &&
-		    c->policy->ops->mapping(c->policy, to_cblock(cb), &ob,
-					    &dirty) && !dirty)
+		    tac_policy_mapping(c->policy, to_cblock(cb), &ob,
+				       &dirty) && !dirty)
 			__tac_invalidate(c, cb);
 		spin_unlock_irq(&c->lock);
 		if (!(cb & 1023))

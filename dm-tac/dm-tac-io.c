@@ -201,8 +201,8 @@ static void __tac_classify(struct dm_target *ti, struct tac_cache *c,
 	/* A remainder was counted with its request already. */
 	if (!ti || __tac_take_rest(c, bio, write))
 		return;
-	class = c->policy->ops->request(c->policy, to_oblock(b0),
-					bl - b0 + 1, write);
+	class = tac_policy_request(c->policy, to_oblock(b0),
+				   bl - b0 + 1, write);
 	pb->random = class == TAC_RANDOM;
 	s = __tac_stream(c, bio, write);
 	pb->stream = s && cutoff && s->sectors >= cutoff;
@@ -1350,8 +1350,8 @@ static u64 __tac_origin_run(struct dm_target *ti, struct tac_cache *c,
 		if (st == LK_NONE) {
 			if (b > b0 && caching && tac_whole_block(c, b, start, end) &&
 			    __tac_may_fill(c, b) &&
-			    c->policy->ops->would_admit(c->policy,
-							to_oblock(b)))
+			    tac_policy_would_admit(c->policy,
+						   to_oblock(b)))
 				break;
 			c->n.write_misses++;
 			continue;
@@ -1541,8 +1541,8 @@ static int tac_route_discard(struct tac_cache *c, struct bio *bio,
 	for (; pb->cursor < (by_cblock ? c->nr_cblocks : w1); pb->cursor++) {
 		if (by_cblock) {
 			cb = pb->cursor;
-			if (!c->policy->ops->mapping(c->policy, to_cblock(cb),
-						     &ob, &dirty) ||
+			if (!tac_policy_mapping(c->policy, to_cblock(cb),
+						&ob, &dirty) ||
 			    from_oblock(ob) < w0 || from_oblock(ob) >= w1)
 				goto next;
 		} else if (__tac_lookup(c, pb->cursor, &cb) == LK_NONE) {

@@ -302,8 +302,8 @@ static void tac_map_page_fill(struct tac_cache *c, void *page, u64 pgno)
 			__le16 *crc = e + 8;
 			u64 v;
 
-			if (!c->policy->ops->mapping(c->policy, to_cblock(cb),
-						     &ob, &dirty) ||
+			if (!tac_policy_mapping(c->policy, to_cblock(cb),
+						&ob, &dirty) ||
 			    (c->cb_state[cb] & CB_PENDING)) {
 				__tac_entry_written(c, cb, false);
 				continue;
@@ -411,8 +411,8 @@ static int tac_map_page_load(struct tac_cache *c, const void *page,
 			if (!(v & TAC_ENTRY_VALID) || (!load_clean && !dirty))
 				continue;
 			if (ob < c->nr_oblocks && !c->md.was_clean &&
-			    !c->policy->ops->lookup(c->policy, to_oblock(ob),
-						    &other, false)) {
+			    !tac_policy_lookup(c->policy, to_oblock(ob),
+					       &other, false)) {
 				/*
 				 * A crash in a commit can leave the entry of a
 				 * discarded dirty block beside that of its new
@@ -426,8 +426,8 @@ static int tac_map_page_load(struct tac_cache *c, const void *page,
 				continue;
 			}
 			if (ob >= c->nr_oblocks ||
-			    c->policy->ops->load_mapping(c->policy,
-					to_cblock(cb), to_oblock(ob), dirty)) {
+			    tac_policy_load_mapping(c->policy, to_cblock(cb),
+						    to_oblock(ob), dirty)) {
 				*bad = sector0 + s;
 				r = -EILSEQ;
 				break;
@@ -533,7 +533,7 @@ static int tac_md_write_temps(struct tac_cache *c, u64 seq)
 
 	unsigned int noio;
 
-	if (!c->policy->ops->walk_extents)
+	if (!tac_policy_has_extents(c->policy))
 		return 0;
 	/* Suspended: reclaim must not write to this device to find memory. */
 	noio = memalloc_noio_save();
@@ -544,7 +544,7 @@ static int tac_md_write_temps(struct tac_cache *c, u64 seq)
 	t.max = pages * TAC_TEMP_RECS;
 
 	spin_lock_irq(&c->lock);
-	c->policy->ops->walk_extents(c->policy, tac_temp_collect, &t);
+	tac_policy_walk_extents(c->policy, tac_temp_collect, &t);
 	spin_unlock_irq(&c->lock);
 
 	used = DIV_ROUND_UP(t.n, TAC_TEMP_RECS);
@@ -759,7 +759,7 @@ static void tac_md_load_temps(struct tac_cache *c)
 	u32 loaded = 0;
 	void *buf;
 
-	if (!pages || !c->policy->ops->load_extent)
+	if (!pages || !tac_policy_has_extents(c->policy))
 		return;
 	if (c->md.extent_blocks != c->tun.policy.extent_blocks) {
 		DMINFO("saved temperatures are for %u-block extents, not %u: not loaded",
@@ -793,8 +793,8 @@ static void tac_md_load_temps(struct tac_cache *c)
 		for (i = 0; i < count; i++) {
 			tac_extent_t e = to_extent(le64_to_cpu(rec[i].extent));
 
-			if (!c->policy->ops->load_extent(c->policy, e,
-							 le32_to_cpu(rec[i].temp)))
+			if (!tac_policy_load_extent(c->policy, e,
+						    le32_to_cpu(rec[i].temp)))
 				loaded++;
 		}
 	}

@@ -218,7 +218,7 @@ static void tac_cache_free(struct tac_cache *c)
 	mempool_exit(&c->page_pool);
 	bioset_exit(&c->bs);
 	if (c->policy)
-		c->policy->ops->destroy(c->policy);
+		tac_policy_destroy(c->policy);
 	tac_blocks_exit(c);
 	tac_md_close(c);
 	kfree(c);
@@ -685,7 +685,7 @@ static int tac_preresume(struct dm_target *ti)
 	c->tun.sequential_cutoff_kb = tc->tun.sequential_cutoff_kb;
 	c->tun.verify_reads = tc->tun.verify_reads;
 	c->tun.given = tc->tun.given;
-	if (!c->policy->ops->set_params(c->policy, &tc->tun.policy))
+	if (!tac_policy_set_params(c->policy, &tc->tun.policy))
 		c->tun.policy = tc->tun.policy;
 	spin_unlock_irq(&c->lock);
 
@@ -723,7 +723,7 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 	int i, nr;
 
 	spin_lock_irq(&c->lock);
-	c->policy->ops->stats(c->policy, &ps);
+	tac_policy_stats(c->policy, &ps);
 	n = c->n;
 	/*
 	 * TABLE is this table's line (what its next resume applies): an
@@ -860,7 +860,7 @@ static int tac_msg_set(struct tac_c *tc, unsigned int argc, char **argv)
 	*tac_opt_field(&t, opt) = v;
 	t.given |= BIT(opt);
 	if (tac_params_check(&t.policy, c->nr_cblocks, &why) ||
-	    c->policy->ops->set_params(c->policy, &t.policy))
+	    tac_policy_set_params(c->policy, &t.policy))
 		r = -EINVAL;
 	if (!r) {
 		c->tun = t;
@@ -889,7 +889,7 @@ static int tac_msg_heat(struct tac_cache *c, unsigned int argc, char **argv,
 	if (!recs)
 		return -ENOMEM;
 	spin_lock_irq(&c->lock);
-	got = c->policy->ops->hottest(c->policy, recs, n);
+	got = tac_policy_hottest(c->policy, recs, n);
 	spin_unlock_irq(&c->lock);
 	for (i = 0; i < got; i++)
 		DMEMIT("%llu %llu %u\n", from_extent(recs[i].extent),
@@ -923,7 +923,7 @@ static int tac_message(struct dm_target *ti, unsigned int argc, char **argv,
 	if (!strcasecmp(argv[0], "reset_stats") && argc == 1) {
 		spin_lock_irq(&c->lock);
 		memset(&c->n, 0, sizeof(c->n));
-		c->policy->ops->reset_stats(c->policy);
+		tac_policy_reset_stats(c->policy);
 		spin_unlock_irq(&c->lock);
 		return 0;
 	}

@@ -335,15 +335,15 @@ static int tac_clean_batch(struct tac_cache *c)
 	 */
 	for (i = 0; i < c->nr_wanted; i++)
 		if ((c->cb_state[c->wanted[i]] & CB_CLEAN_WANTED) &&
-		    c->policy->ops->mapping(c->policy, to_cblock(c->wanted[i]),
-					    &ob, &dirty) && dirty) {
+		    tac_policy_mapping(c->policy, to_cblock(c->wanted[i]),
+				       &ob, &dirty) && dirty) {
 			cl->blk[n].oblock = from_oblock(ob);
 			cl->blk[n].cblock = c->wanted[i];
 			cl->blk[n++].taken = false;
 		}
 	c->nr_wanted = 0;
 	wanted = n;
-	m = n < batch ? c->policy->ops->dirty_batch(c->policy,
+	m = n < batch ? tac_policy_dirty_batch(c->policy,
 			to_oblock(c->clean_cursor), cl->maps, batch - n) : 0;
 	for (i = 0; i < m; i++) {
 		u32 cb = from_cblock(cl->maps[i].cblock);

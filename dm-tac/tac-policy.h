@@ -37,6 +37,7 @@
 #ifndef DM_TAC_POLICY_H
 #define DM_TAC_POLICY_H
 
+#include <linux/errno.h>
 #include <linux/types.h>
 
 typedef u64 __bitwise tac_oblock_t;
@@ -249,6 +250,138 @@ struct tac_policy_ops {
 struct tac_policy {
 	const struct tac_policy_ops *ops;
 };
+
+/*
+ * Callers go through these, never p->ops directly: an optional method a
+ * policy lacks answers "nothing" (no extents, 0 hottest, -EOPNOTSUPP).
+ */
+static inline void tac_policy_destroy(struct tac_policy *p)
+{
+	p->ops->destroy(p);
+}
+
+static inline enum tac_class tac_policy_request(struct tac_policy *p,
+						tac_oblock_t first,
+						u32 nr_blocks, bool is_write)
+{
+	return p->ops->request(p, first, nr_blocks, is_write);
+}
+
+static inline int tac_policy_lookup(struct tac_policy *p, tac_oblock_t oblock,
+				    tac_cblock_t *cblock, bool record_hit)
+{
+	return p->ops->lookup(p, oblock, cblock, record_hit);
+}
+
+static inline bool tac_policy_would_admit(struct tac_policy *p,
+					  tac_oblock_t oblock)
+{
+	return p->ops->would_admit(p, oblock);
+}
+
+static inline int tac_policy_admit(struct tac_policy *p, tac_oblock_t oblock,
+				   tac_cblock_t *cblock, tac_oblock_t *evicted)
+{
+	return p->ops->admit(p, oblock, cblock, evicted);
+}
+
+static inline void tac_policy_unmap(struct tac_policy *p, tac_cblock_t cblock)
+{
+	p->ops->unmap(p, cblock);
+}
+
+static inline void tac_policy_release(struct tac_policy *p,
+				      tac_cblock_t cblock)
+{
+	p->ops->release(p, cblock);
+}
+
+static inline void tac_policy_hold(struct tac_policy *p, tac_cblock_t cblock,
+				   bool held)
+{
+	p->ops->hold(p, cblock, held);
+}
+
+static inline void tac_policy_set_dirty(struct tac_policy *p,
+					tac_cblock_t cblock)
+{
+	p->ops->set_dirty(p, cblock);
+}
+
+static inline void tac_policy_clear_dirty(struct tac_policy *p,
+					  tac_cblock_t cblock)
+{
+	p->ops->clear_dirty(p, cblock);
+}
+
+static inline u32 tac_policy_dirty_batch(struct tac_policy *p,
+					 tac_oblock_t from,
+					 struct tac_mapping *out, u32 max)
+{
+	return p->ops->dirty_batch(p, from, out, max);
+}
+
+static inline bool tac_policy_mapping(struct tac_policy *p,
+				      tac_cblock_t cblock,
+				      tac_oblock_t *oblock, bool *dirty)
+{
+	return p->ops->mapping(p, cblock, oblock, dirty);
+}
+
+static inline int tac_policy_load_mapping(struct tac_policy *p,
+					  tac_cblock_t cblock,
+					  tac_oblock_t oblock, bool dirty)
+{
+	return p->ops->load_mapping(p, cblock, oblock, dirty);
+}
+
+/* Does the policy keep extent temperatures (walk_extents, load_extent)? */
+static inline bool tac_policy_has_extents(const struct tac_policy *p)
+{
+	return p->ops->walk_extents && p->ops->load_extent;
+}
+
+static inline int tac_policy_walk_extents(struct tac_policy *p,
+		int (*fn)(void *ctx, const struct tac_extent_rec *r), void *ctx)
+{
+	return p->ops->walk_extents ? p->ops->walk_extents(p, fn, ctx) : 0;
+}
+
+static inline int tac_policy_load_extent(struct tac_policy *p,
+					 tac_extent_t extent, u32 temp)
+{
+	return p->ops->load_extent ? p->ops->load_extent(p, extent, temp) :
+				     -EOPNOTSUPP;
+}
+
+static inline u32 tac_policy_hottest(struct tac_policy *p,
+				     struct tac_extent_rec *out, u32 n)
+{
+	return p->ops->hottest ? p->ops->hottest(p, out, n) : 0;
+}
+
+static inline int tac_policy_set_params(struct tac_policy *p,
+					const struct tac_params *params)
+{
+	return p->ops->set_params ? p->ops->set_params(p, params) :
+				    -EOPNOTSUPP;
+}
+
+static inline void tac_policy_drop_clean(struct tac_policy *p)
+{
+	p->ops->drop_clean(p);
+}
+
+static inline void tac_policy_stats(struct tac_policy *p,
+				    struct tac_policy_stats *s)
+{
+	p->ops->stats(p, s);
+}
+
+static inline void tac_policy_reset_stats(struct tac_policy *p)
+{
+	p->ops->reset_stats(p);
+}
 
 /* The TAC policy itself. */
 void tac_params_default(struct tac_params *params);
