@@ -51,9 +51,9 @@ registered() {
 # (the kernel build's outputs, as in .gitignore).
 sources() {
 	local f
-	for f in "$top"/dm-tac/*; do
-		f=${f##*/}
-		case $f in
+	for f in "$top"/dm-tac/* "$top"/dm-tac/policy/*; do
+		f=${f#"$top"/dm-tac/}
+		case ${f##*/} in
 		*.o | *.ko | *.mod | *.mod.c | *.cmd | *.a | *.d | modules.order | Module.symvers) ;;
 		*) [ -f "$top/dm-tac/$f" ] && echo "$f" ;;
 		esac
@@ -86,7 +86,8 @@ install)
 	fi
 	say "copying the module's source to $src"
 	mkdir -p "$src"
-	sources | while read -r f; do cp "$top/dm-tac/$f" "$src/"; done
+	mkdir -p "$src/policy"
+	sources | while read -r f; do cp "$top/dm-tac/$f" "$src/$f"; done
 	: >"$src/$marker"
 	"$dkms" add -m "$name" -v "$version"
 	if [ $# -gt 0 ]; then

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The parts of the tac_policy_ops contract (dm-tac/tac-policy.h) that a
+ * The parts of the tac_policy_ops contract (dm-tac/policy/tac-policy.h) that a
  * trace replay never exercises, checked for every baseline: dirty and held
  * blocks are never victims, -ENOSPC changes nothing, unmap/release,
  * load_mapping's refusals, mapping(), the dirty_batch order and wrap,

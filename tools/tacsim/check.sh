@@ -62,9 +62,9 @@ check "csv: op X malformed" sample.csv malformed_lines 1
 check "csv: block size 8K: 3 accesses" sample.csv accesses 3 --block-size 8K
 
 if cc -std=gnu11 -g -O1 -fsanitize=address,undefined \
-	-fno-sanitize-recover=all -I"$TOP/tools/include" -I"$TOP/dm-tac" \
+	-fno-sanitize-recover=all -I"$TOP/tools/include" -I"$TOP/dm-tac/policy" \
 	-I"$T" "$T/tacsim.c" "$T/trace.c" "$T"/policy-*.c \
-	"$TOP"/dm-tac/tac-*.c -lz -o "$T/tacsim-asan" 2>/dev/null; then
+	"$TOP"/dm-tac/policy/tac-*.c -lz -o "$T/tacsim-asan" 2>/dev/null; then
 	n=$((n + 1))
 	if python3 "$T/fuzz-parsers.py" "$T/tacsim-asan" >/dev/null; then
 		echo "ok $n - fuzzed readers: no crash, no sanitizer report"

@@ -5,9 +5,9 @@ bytes, NULs, overlong lines, gzip and truncated gzip.  Run it against an
 ASan/UBSan build:
 
   gcc -std=gnu11 -g -O1 -fsanitize=address,undefined \\
-      -fno-sanitize-recover=all -Itools/include -Idm-tac -Itools/tacsim \\
+      -fno-sanitize-recover=all -Itools/include -Idm-tac/policy -Itools/tacsim \\
       tools/tacsim/tacsim.c tools/tacsim/trace.c tools/tacsim/policy-*.c \\
-      dm-tac/tac-*.c -lz -o /tmp/tacsim-asan
+      dm-tac/policy/tac-*.c -lz -o /tmp/tacsim-asan
   python3 tools/tacsim/fuzz-parsers.py /tmp/tacsim-asan [SEED]
 
 Passes when every run exits 0 or 2 with no sanitizer report.

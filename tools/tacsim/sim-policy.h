@@ -3,7 +3,7 @@
  * Simulator-only extension of the dm-tac policy interface: constructors for
  * the baseline policies tacsim compares TAC against, and the one extra
  * method offline OPT needs.  Nothing here is linked into the kernel module;
- * dm-tac/tac-policy.h is unchanged.
+ * dm-tac/policy/tac-policy.h is unchanged.
  *
  * The baselines implement every method of struct tac_policy_ops in the
  * textbook "every access is a reference, a miss inserts the block" mode:
@@ -17,7 +17,7 @@
 #ifndef TACSIM_SIM_POLICY_H
 #define TACSIM_SIM_POLICY_H
 
-#include "../../dm-tac/tac-policy.h"
+#include "../../dm-tac/policy/tac-policy.h"
 
 struct tac_policy *lru_policy_create(u32 nr_blocks);
 struct tac_policy *fifo_policy_create(u32 nr_blocks);

@@ -29,7 +29,7 @@
 #include "trace.h"
 
 /*
- * The TAC core is linked in when dm-tac/tac-*.c exist; until then these
+ * The TAC core is linked in when dm-tac/policy/ exists; until then these
  * are NULL and "--policy tac" says it is not built.
  */
 #pragma weak tac_policy_create
@@ -830,7 +830,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < nr_policies; i++) {
 		if (!strcmp(policies[i], "tac") && !tac_built()) {
 			if (nr_policies == 1)
-				die("policy tac: not built (dm-tac/tac-*.c missing)");
+				die("policy tac: not built (dm-tac/policy/ missing)");
 			fprintf(stderr, "%s: policy tac: not built, skipped\n",
 				prog);
 			memmove(&policies[i], &policies[i + 1],
