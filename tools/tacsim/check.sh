@@ -45,6 +45,26 @@ check "msr: format detected" sample.msr format msr
 check "msr: 5 accesses" sample.msr accesses 5
 check "msr: disk 1 is another device (2 hits)" sample.msr hits 2
 check "msr: unknown type malformed" sample.msr malformed_lines 1
+# The TAC core keeps origin blocks below 2^40: every device of a trace
+# must land there (disk 1 used to start at 2^48, and TAC refused it).
+n=$((n + 1))
+out=$("$SIM" --policy tac --cache-size 64K --json --quiet \
+	"$T/samples/sample.msr" 2>&1 >/dev/null | grep -c WARNING)
+got=$("$SIM" --policy tac --cache-size 64K --json --quiet \
+	"$T/samples/sample.msr" 2>/dev/null | field admissions)
+if [ "$out" = 0 ] && [ "$got" = 3 ]; then
+	echo "ok $n - msr, tac: disk 1's block is admitted like disk 0's (3 admissions, no warning)"
+else
+	echo "not ok $n - msr, tac: disk 1's block is admitted like disk 0's # $got admissions, $out warnings"
+	fail=$((fail + 1))
+fi
+# A block at 2^34 or beyond of its device does not fit: malformed.
+printf '1,h,0,Read,%s,4096,1\n1,h,0,Read,%s,4096,1\n' \
+	$(((1 << 46) - 4096)) $((1 << 46)) >"$T/samples/.far.msr"
+check "msr: block 2^34 of a device malformed, the one before kept" \
+	.far.msr malformed_lines 1
+check "...and the one before read" .far.msr accesses 1
+rm -f "$T/samples/.far.msr"
 # SPC: LBA 0 8K (blocks 0,1), LBA 8 = byte 4096 (block 1), ASU 1 block 0,
 # LBA 0 512 bytes (block 0); size -5 malformed.
 check "spc: format detected" sample.spc format spc

@@ -37,6 +37,8 @@
 #pragma weak tac_params_check
 
 #define DEVS_FULL (~0U)
+/* A device's blocks in a request's block number: 64 devices of 2^34. */
+#define DEV_BLOCK_BITS 34
 
 struct req {
 	u64 first;		/* origin block, device index in bits 48.. */
@@ -298,8 +300,19 @@ static void load_file(struct trace *t, const char *path,
 						prog, path, lineno);
 				continue;
 			}
-			trace_push(t, (u64)d << 48 | first, last - first + 1,
-				   rec.write);
+			/*
+			 * Origin blocks are below 2^40 (TAC_MAX_ORIGIN_BLOCKS):
+			 * 64 devices of 2^34 blocks each.
+			 */
+			if (last >> DEV_BLOCK_BITS) {
+				if (t->malformed++ < max_reports)
+					fprintf(stderr,
+						"%s: %s:%" PRIu64 ": malformed, skipped: beyond block 2^34 of its device\n",
+						prog, path, lineno);
+				continue;
+			}
+			trace_push(t, (u64)d << DEV_BLOCK_BITS | first,
+				   last - first + 1, rec.write);
 		}
 	}
 	{
