@@ -527,7 +527,7 @@ static int tac_check_devices(struct tac_c *tc)
 		return -EINVAL;
 	}
 	if ((ti->len >> ilog2(tc->block_sectors)) >= TAC_MAX_ORIGIN_BLOCKS) {
-		ti->error = "Origin too large: at most 2^40 blocks (4 PiB of 4 KiB blocks)";
+		ti->error = "Origin too large: fewer than 2^40 blocks (4 PiB of 4 KiB blocks)";
 		return -EINVAL;
 	}
 	/* A partial last block is allowed but never cached. */

@@ -510,14 +510,18 @@ void tac_wb_start(struct tac_cache *c)
 }
 
 /*
- * Suspend: no cleaning until resume (dirty blocks stay dirty).  No flush
- * is waiting here: dm's suspend waits for messages in progress first.
+ * Suspend: no cleaning until resume (dirty blocks stay dirty).  A flush
+ * may be waiting: dm's suspend waits for the messages in progress when it
+ * starts, but a message that comes while it waits for I/O to drain runs
+ * on.  It is woken to return -EBUSY: the cleaner it waits for is gone,
+ * and a reload's resume would wait for it for ever.
  */
 void tac_wb_stop(struct tac_cache *c)
 {
 	WRITE_ONCE(c->cleaner_stopped, true);
 	cancel_delayed_work_sync(&c->tick_work);
 	cancel_delayed_work_sync(&c->cleaner_work);
+	wake_up(&c->clean_wait);
 }
 
 /*

@@ -216,4 +216,42 @@ check_cmd "...and a flush after resume writes the block back" \
 check_eq "...leaving nothing dirty" 0 "$(dirty)"
 dm_remove tacwb
 
+# 12. A flush sent while a suspend waits for I/O to drain: dm waits for
+#     the messages in progress again before it stops the target, so the
+#     cleaner, still running, writes the block back and the flush returns
+#     0 before the suspend ends.  The I/O is a write of the one dirty
+#     block, held 3 s by a cache behind dm-delay (the cleaner finds the
+#     block busy and retries).  (A flush that slips in after dm's last
+#     wait, before the target stops, is woken by tac_wb_stop() to return
+#     -EBUSY; that window is too short to hit from a test.)
+scratch_dev cache3 16
+delay_dev tacwb_d "$cache3" 0 0 || ksft_skip "no dm-delay"
+tac_create tacwb "$origin" /dev/mapper/tacwb_d 8 mode writeback \
+	clean_idle_ms 0 dirty_threshold 90
+dd if=/dev/urandom of="$dev" bs=4k seek=300 count=1 oflag=direct status=none
+delay_set tacwb_d "$cache3" 0 3000
+dd if=/dev/urandom of="$dev" bs=4k seek=300 count=1 oflag=direct status=none &
+wpid=$!
+wait_held tacwb_d 2 1 10 || diag "the write never reached the cache"
+dmsetup suspend tacwb &
+spid=$!
+nap 0.5
+dmsetup message tacwb 0 flush 2>/dev/null &
+mpid=$!
+wait "$spid" "$wpid"
+if kill -0 "$mpid" 2>/dev/null; then
+	tap_fail "a flush sent during a suspend ends before the suspend" \
+		"still running after it"
+	dmsetup resume tacwb
+	wait "$mpid"
+else
+	wait "$mpid" && tap_ok "a flush sent during a suspend ends before the suspend" ||
+		tap_fail "a flush sent during a suspend ends before the suspend" \
+			"it failed: $(dmesg | grep 'tac: flush' | tail -n 1)"
+	check_eq "...with the block written back" 0 "$(dirty)"
+	dmsetup resume tacwb
+fi
+delay_set tacwb_d "$cache3" 0 0
+dm_remove tacwb
+
 tap_done
