@@ -126,16 +126,17 @@ check-torture: deps
 debug-kernel: deps
 	@bash qemu/debug-kernel
 
-# The VM selftests (torture included), the 2-CPU ones, then the crash tests
-# at CI size on that kernel, one VM at a time.  KASAN slows everything
-# down about threefold: the limits per test and per VM are raised.
+# The VM selftests (torture included) shared out among two VMs side by
+# side, the 2-CPU ones, then the crash tests at CI size in two lanes, on
+# that kernel.  KASAN and lockdep slow a test down 5 to 25 times under
+# TCG: the limits per test and per VM are raised.
 check-debug: deps
 	@bash qemu/debug-kernel >&2
 	@rel=$$(bash qemu/debug-kernel --release) && \
-	SERIAL=1 TAC_TEST_TIMEOUT=$${TAC_TEST_TIMEOUT:-2400} \
+	VM_SPLIT=$${VM_SPLIT:-2} TAC_TEST_TIMEOUT=$${TAC_TEST_TIMEOUT:-2400} \
 	VM_TIMEOUT=$${VM_TIMEOUT:-7200} $(CI_CRASH) \
 	bash tests/check.sh vm:$$rel vm2:$$rel \
-		crash:replay:$$rel:tac+fuzz:$$rel+powercut:$$rel:tac
+		crash:replay:$$rel:tac+fuzz:$$rel crash:powercut:$$rel:tac
 
 # The disk alone, dm-tac and dm-cache on the HDD model (tests/hddsim),
 # built for the kernel as for bench-wb.

@@ -37,6 +37,11 @@
 #   TAC_TEST_TIMEOUT=S        time limit of each VM selftest (default 900)
 #   VM_TIMEOUT=S              time limit of each VM (qemu/vm)
 #   SERIAL=1                  one VM at a time
+#   VM_SPLIT=N                each vm:KVER part's selftests shared out
+#                             among N VMs side by side (lanes KVER_lane1..N,
+#                             logs likewise; make check-debug, where a
+#                             KASAN guest runs each test 5 to 25 times
+#                             slower)
 #
 # Parts run in four phases: unit tests, vmrunner and host-only crash
 # self-tests; then every vm: part side by side; then every vm2: part
@@ -95,10 +100,32 @@ run_lanes() {
 VM2_TESTS=${VM2_TESTS:-tac_coherence.sh tac_streams.sh}
 ONE_KERNEL_TESTS=${ONE_KERNEL_TESTS-tac_tacmeta.sh tac_activate.sh}
 
+# vm_tests KVER LANE: the selftests lane LANE (1..VM_SPLIT) of KVER's
+# VM runs, by name order, dealt out in turn; the 2-CPU ones and those of
+# one kernel only left out as in vm_run.
+vm_tests() {
+	local k=$1 lane=$2 n=0 t name
+	for t in tests/selftests/tac_*.sh; do
+		name=$(basename "$t")
+		[ -x "$t" ] || continue
+		[[ " ${vms2[*]} " == *" $k "* ]] && [[ " $VM2_TESTS " == *" $name "* ]] && continue
+		[ "$k" != "${vms[0]%_lane*}" ] && [[ " $ONE_KERNEL_TESTS " == *" $name "* ]] && continue
+		n=$((n + 1))
+		[ $(( (n - 1) % VM_SPLIT + 1 )) -eq "$lane" ] && echo "$name"
+	done
+}
+
+# vm_run KVER or KVER_laneN
 vm_run() {
-	local k=$1 rw=$out/vm-$1 x=() t
+	local k=${1%_lane*} rw=$out/vm-$1 x=() t sel=()
 	rm -rf "$rw"
 	mkdir -p "$rw"
+	if [ -z "${TESTS:-}" ] && [[ $1 == *_lane* ]]; then
+		mapfile -t sel < <(vm_tests "$k" "${1##*_lane}")
+	else
+		# shellcheck disable=SC2206
+		sel=(${TESTS:-})
+	fi
 	# Tests that run in the 2-CPU VM of this kernel are left out here.
 	if [ -z "${TESTS:-}" ] && [[ " ${vms2[*]} " == *" $k "* ]]; then
 		for t in $VM2_TESTS; do
@@ -107,18 +134,18 @@ vm_run() {
 	fi
 	# Those of one kernel only: in the first lane (vm:6.1 in make check,
 	# where tac_coherence.sh leaves time to spare).
-	if [ -z "${TESTS:-}" ] && [ "$k" != "${vms[0]}" ]; then
+	if [ -z "${TESTS:-}" ] && [ "$k" != "${vms[0]%_lane*}" ]; then
 		for t in $ONE_KERNEL_TESTS; do
 			x+=(-x "$t")
 		done
 	fi
 	# shellcheck disable=SC2086
-	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console-$k.log" \
+	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console-$1.log" \
 		-- env ${TORTURE_SECONDS:+TORTURE_SECONDS=$TORTURE_SECONDS} \
 		${TACMETA_IMAGES:+TACMETA_IMAGES=$TACMETA_IMAGES} \
 		tests/selftests/run_all.sh -o "$rw/counts" "${x[@]}" \
-		${TAC_TEST_TIMEOUT:+-t $TAC_TEST_TIMEOUT} ${TESTS:-} \
-		>"$out/vm-$k.log" 2>&1
+		${TAC_TEST_TIMEOUT:+-t $TAC_TEST_TIMEOUT} "${sel[@]}" \
+		>"$out/vm-$1.log" 2>&1
 	echo $? >"$rw.rc"
 }
 
@@ -193,7 +220,15 @@ crash_vm=()
 for part in "${parts[@]}"; do
 	case $part in
 	unit | vmrunner | install) ;;
-	vm:*) vms+=("${part#vm:}") ;;
+	vm:*)
+		if [ "${VM_SPLIT:-1}" -gt 1 ]; then
+			for ((i = 1; i <= VM_SPLIT; i++)); do
+				vms+=("${part#vm:}_lane$i")
+			done
+		else
+			vms+=("${part#vm:}")
+		fi
+		;;
 	vm2:*) vms2+=("${part#vm2:}") ;;
 	crash:selftest) crash_host+=(selftest) ;;
 	crash:*) crash_vm+=("${part#crash:}") ;;
@@ -252,7 +287,7 @@ if [ ${#vms[@]} -gt 0 ] || [ ${#vms2[@]} -gt 0 ]; then
 	make -s -C tests/torture >/dev/null 2>&1 ||
 		broken+=("building tests/torture failed")
 fi
-for k in $(printf '%s\n' "${vms[@]}" "${vms2[@]}" "${crash_vm[@]}" | tr + '\n' |
+for k in $(printf '%s\n' "${vms[@]%_lane*}" "${vms2[@]}" "${crash_vm[@]}" | tr + '\n' |
 	   sed -E 's/^[a-z]+:([^:]+).*/\1/' | sort -u); do
 	make -s -C "$top" module KVER="$k" >/dev/null 2>&1 ||
 		broken+=("building dm-tac for $k failed")
