@@ -18,7 +18,8 @@
 #   make check-torture   tac_torture.sh alone, 2 CPUs (KVER, TORTURE_SECONDS)
 #   make tools           user-space tools (tacsim, tracegen)
 #   make bench-sim       trace-driven policy comparison
-#   make bench-micro     dm-tac's overhead against dm-linear, RAM per block
+#   make bench-micro     dm-tac's overhead against dm-linear and dm-cache,
+#                        RAM per block (ROUNDS, ROUND_S)
 #   make bench           dm-tac against dm-cache, bcache, dm-writecache
 #   make dkms-install    build and install dm-tac with DKMS for every kernel
 #                        with headers (DKMS_KERNELS="<release>..." for some)
@@ -146,10 +147,15 @@ demo: deps
 		--module tests/hddsim/build/$$(qemu/kernel-release $(or $(KVER),6.1))/dm-hddsim.ko \
 		-- qemu/demo.sh
 
-# dm-tac's own overhead: hit path vs dm-linear (iodepth 1, 16, 32, 2 jobs;
-# CPU time per I/O), miss path, RAM per block.
+# dm-tac's own overhead: hit path vs dm-linear and dm-cache smq (iodepth 1,
+# 16, 32, 2 jobs; CPU time per I/O), miss path without admissions, RAM per
+# block.  The devices of a comparison are measured side by side in ROUNDS
+# (5) rounds of ROUND_S (2) second runs each, interleaved: median, min and
+# max IOPS, and medians of the ratios taken within each round.
 bench-micro: deps
-	@qemu/vm --kernel $(or $(KVER),6.1) --memory 3G -- tests/perf/micro.sh
+	@qemu/vm --kernel $(or $(KVER),6.1) --memory 3G -- env \
+		$(if $(ROUNDS),ROUNDS=$(ROUNDS)) $(if $(ROUND_S),ROUND_S=$(ROUND_S)) \
+		tests/perf/micro.sh
 
 # Benchmarks against dm-cache, bcache and dm-writecache on an HDD model
 # (the comparison with the caches users have), see tests/bench/README.md:

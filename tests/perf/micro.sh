@@ -2,187 +2,292 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # dm-tac micro-benchmarks (figures, not a test), run inside the VM:
-#   make bench-micro [KVER=6.12]
+#   make bench-micro [KVER=6.12] [ROUNDS=5] [ROUND_S=2]
 #
-#  1. 4 KiB random reads at 100% hits vs dm-linear on the cache device,
-#     with checksums checked (verify_reads on, the default) and not, and
-#     dm-cache smq (write-through, 32 KiB blocks, its smallest) beside;
-#  2. the same four devices at iodepth 1 and 32 and with 2 jobs of iodepth
-#     16 (IOPS summed), $QD_RUNTIME seconds each, and the guest's CPU time
-#     per I/O in section 1's runs: the non-idle jiffies of /proc/stat's
-#     "cpu" line (user, nice, system, irq, softirq; not iowait or steal),
-#     fio's own included, over the I/Os fio did; dm-tac's and dm-cache's
-#     read hits and misses of every run are printed;
-#  3. 4 KiB random reads with no admissions (passthrough, and write-through
-#     with every block bypassed) vs dm-linear on the origin;
-#  4. RAM per cache block: slab + vmalloc growth when a large cache over
+# Under TCG a single run of a few seconds is too noisy to compare devices
+# (the same device's IOPS move by a third from one minute to the next), so
+# the devices of a comparison exist side by side and are measured
+# interleaved: ROUNDS rounds, each running every configuration once for
+# ROUND_S seconds in an order that rotates from round to round.  Reported:
+# the median IOPS per configuration with its min and max over the rounds,
+# and ratios taken within each round, then their median.
+#
+#  1. 4 KiB random read hits (100% hits, a 64 MiB working set) of
+#     dm-linear, dm-tac with checksums checked (verify_reads on, the
+#     default) and not (the same device, toggled by a message before its
+#     runs), and dm-cache smq (write-through, 32 KiB blocks, its
+#     smallest), each at iodepth 1, 16 and 32 and with 2 jobs of iodepth
+#     16 (IOPS summed); with the guest's CPU time per I/O: the non-idle
+#     jiffies of /proc/stat's "cpu" line (user, nice, system, irq,
+#     softirq; not iowait or steal), fio's own included, over the I/Os fio
+#     did; and dm-tac's and dm-cache's read hits and misses over all the
+#     rounds (0 misses expected);
+#  2. 4 KiB random reads with no admissions (passthrough, and write-through
+#     with a policy that admits nothing) vs dm-linear on the origin, the
+#     same way;
+#  3. RAM per cache block: slab + vmalloc growth when a large cache over
 #     null_blk is created.
-# Both devices are RAM disks (brd), so the figures measure dm-tac's own
-# overhead; under TCG emulation absolute IOPS are low, the ratios are the
-# point.
+# All devices are RAM disks (brd), each read from RAM of the same kind: the
+# origin ram0 is shared by dm-tac, dm-cache and section 2's dm-linear (none
+# writes to it); dm-tac's cache is ram1, dm-cache's metadata and cache
+# ram2 and ram3, section 1's dm-linear ram4, a copy of the working set.
+# So the figures measure the targets' own overhead; under TCG emulation
+# absolute IOPS are low, the ratios are the point.
 set -u
-RUNTIME=${RUNTIME:-15}
-QD_RUNTIME=${QD_RUNTIME:-8}	# section 2's runs other than iodepth 16
-modprobe brd rd_nr=3 rd_size=$((512 * 1024)) || exit 1
+ROUNDS=${ROUNDS:-5}
+ROUND_S=${ROUND_S:-2}
+modprobe brd rd_nr=5 rd_size=$((512 * 1024)) || exit 1
 origin=/dev/ram0
-cache=/dev/ram1
+tcache=/dev/ram1		# dm-tac's cache
 meta=/dev/ram2			# dm-cache's metadata
+dcache=/dev/ram3		# dm-cache's cache
+lindev=/dev/ram4		# section 1's dm-linear
 len=$(blockdev --getsz $origin)
-ws=64M			# the working set, well inside the cache
+ws=64M			# the working set (hits), well inside the caches
+cold=64M		# section 2 reads [64M, 128M), which no cache holds
 hz=$(getconf CLK_TCK)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+runs=$out/runs		# a line per measured run: its JSON file, CPU jiffies
 
-# Jiffies the CPUs were busy: user, nice, system, irq, softirq.
-busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+# BUSY: jiffies the CPUs were busy (user, nice, system, irq, softirq), read
+# without a fork: under TCG every process started costs a few 100 ms.
+busy() {
+	local cpu u n s idle iow irq sirq rest
+	read -r cpu u n s idle iow irq sirq rest </proc/stat
+	BUSY=$((u + n + s + irq + sirq))
+}
 
-# fio_iops FILE [OFFSET [IODEPTH [NUMJOBS]]]: 4 KiB random reads of the
-# working set from OFFSET (0) for $RUNTIME seconds (0: one pass, each block
-# once per job) with NUMJOBS (1) jobs of IODEPTH (16).  Prints the IOPS,
-# all jobs summed, and the guest's busy CPU time per I/O in microseconds.
-fio_iops() {
-	local b0 b1 json t=
-	[ "$RUNTIME" = 0 ] || t="--runtime=$RUNTIME --time_based"
-	b0=$(busy)
-	json=$(fio --name=m --filename="$1" --direct=1 --ioengine=libaio \
-		--iodepth="${3:-16}" --numjobs="${4:-1}" --group_reporting \
-		--rw=randread --bs=4k --size=$ws --offset="${2:-0}" $t \
-		--output-format=json)
-	b1=$(busy)
-	python3 -c '
-import json, sys
-r = json.loads(sys.stdin.read())["jobs"][0]["read"]
-b0, b1, hz = (int(x) for x in sys.argv[1:])
-print(int(r["iops"]), "%.1f" % ((b1 - b0) * 1e6 / hz / max(r["total_ios"], 1)))
-' "$b0" "$b1" "$hz" <<<"$json"
+# fio_run JSON FILE OFFSET IODEPTH NUMJOBS SECONDS: 4 KiB random reads of
+# $ws from OFFSET for SECONDS (0: one pass, each block once per job) with
+# NUMJOBS jobs of IODEPTH, the result in JSON.
+fio_run() {
+	local t=
+	[ "$6" = 0 ] || t="--runtime=$6 --time_based"
+	fio --name=m --filename="$2" --direct=1 --ioengine=libaio \
+		--iodepth="$4" --numjobs="$5" --group_reporting \
+		--rw=randread --bs=4k --size=$ws --offset="$3" $t \
+		--output-format=json --output="$1" >/dev/null
+}
+# measure KEY ROUND FILE OFFSET IODEPTH NUMJOBS: a fio_run of ROUND_S
+# seconds, recorded in $runs as "KEY ROUND JSON busy0 busy1".
+measure() {
+	local b0 json=$out/$1.$2.json
+	busy; b0=$BUSY
+	fio_run "$json" "$3" "$4" "$5" "$6" "$ROUND_S"
+	busy
+	echo "$1 $2 $json $b0 $BUSY" >>"$runs"
 }
 field() { dmsetup status "$1" | awk -v n="$2" '{ print $(n + 3) }'; }
-# Read hits and misses so far of dm-tac or dm-cache device NAME ("- -" for
-# others).
-hitmiss() {
-	dmsetup status "$1" | awk '$3 == "tac" { print $7, $8; next }
-		$3 == "cache" { print $8, $9; next } { print "-", "-" }'
-}
-
-# measure KEY NAME IODEPTH NUMJOBS: fio_iops over /dev/mapper/NAME into
-# iops[KEY,IODEPTH,NUMJOBS], cpu[...] and hm[...] ("hits misses" of the run).
-declare -A iops cpu hm
-measure() {
-	local k=$1,$3,$4 h0 h1
-	h0=$(hitmiss "$2")
-	read -r "iops[$k]" "cpu[$k]" < <(fio_iops /dev/mapper/"$2" 0 "$3" "$4")
-	h1=$(hitmiss "$2")
-	set -- $h0 $h1
-	if [ "$1" = - ]; then
-		hm[$k]="- -"
-	else
-		hm[$k]="$(($3 - $1)) $(($4 - $2))"
-	fi
-}
-# Section 2's other columns for KEY.
-measure_qd() {
-	RUNTIME=$QD_RUNTIME measure "$1" "$2" 1 1
-	RUNTIME=$QD_RUNTIME measure "$1" "$2" 32 1
-	RUNTIME=$QD_RUNTIME measure "$1" "$2" 16 2
+# Read hits, read misses, promotions and (dm-tac) missed blocks bypassed so
+# far of dm-tac or dm-cache device NAME.
+counts() {
+	dmsetup status "$1" | awk '$3 == "tac" { print $7, $8, $11, $17; next }
+		$3 == "cache" { print $8, $9, $13, 0 }'
 }
 
 dd if=/dev/urandom of=$origin bs=1M count=128 status=none
-dd if=/dev/zero of=$cache bs=1M count=1 status=none
+dd if=$origin of=$lindev bs=1M count=64 iflag=direct oflag=direct status=none
 
-# 1. hits (and 2, which needs the same devices)
-dmsetup create lin_c --table "0 $len linear $cache 0"
-measure lin lin_c 16 1
-lin_c=${iops[lin,16,1]}
-measure_qd lin lin_c
-dmsetup remove lin_c
-dmsetup create --noudevrules tacm --table "0 $len tac $origin $cache 8 0"
+# 1. hits: the devices side by side.
+dmsetup create lin_h --table "0 $len linear $lindev 0"
+dmsetup create --noudevrules tacm --table "0 $len tac $origin $tcache 8 0"
 dmsetup mknodes tacm
 # Warm-up: passes over the working set, each block read once in 4 KiB
 # random reads (larger sequential reads are read around the cache), until
 # one has no miss.
 for i in 1 2 3 4 5; do
-	RUNTIME=0 measure warm tacm 16 1
-	[ "${hm[warm,16,1]#* }" = 0 ] && break
+	read -r _ m0 _ _ < <(counts tacm)
+	fio_run "$out/warm.json" /dev/mapper/tacm 0 16 1 0
+	read -r _ m1 _ _ < <(counts tacm)
+	[ "$m1" = "$m0" ] && break
 done
-dmsetup message tacm 0 reset_stats
-measure tac tacm 16 1
-tac_hit=${iops[tac,16,1]}
-read -r hits misses <<<"${hm[tac,16,1]}"
-measure_qd tac tacm
-dmsetup message tacm 0 set verify_reads off
-dmsetup message tacm 0 reset_stats
-measure nov tacm 16 1
-tac_nov=${iops[nov,16,1]}
-nov_hits=${hm[nov,16,1]% *}
-measure_qd nov tacm
-dmsetup message tacm 0 set verify_reads on
-
-# 3. no admissions: the cache is full of hot blocks; reads of another
-# region are never warm enough (admit_margin 1000%).
-dmsetup message tacm 0 set admit_margin 1000
-dmsetup message tacm 0 set fill_threshold 0
-dmsetup message tacm 0 reset_stats
-read -r tac_byp _ < <(fio_iops /dev/mapper/tacm 256M)
-byp_prom=$(field tacm 8)
-byp_miss=$(field tacm 5)
-dmsetup message tacm 0 mode passthrough
-read -r tac_pt _ < <(fio_iops /dev/mapper/tacm 256M)
-dmsetup remove tacm
-dmsetup create lin_o --table "0 $len linear $origin 0"
-read -r lin_o _ < <(fio_iops /dev/mapper/lin_o 256M)
-dmsetup remove lin_o
-
-# dm-cache smq over the same devices, warmed the same way (smq promotes
-# after a few hits).
+# dm-cache smq over the same origin, warmed the same way as before (smq
+# promotes after a few hits).
 modprobe dm-cache 2>/dev/null
-dd if=/dev/zero of=$meta bs=1M count=8 status=none
-dmc_hit=0 dmc_note="dm-cache unavailable"
+devs="lin tacon tacoff" dmc_note=
 if dmsetup create --noudevrules dmcm --table \
-	"0 $len cache $meta $cache $origin 64 1 writethrough smq 0" 2>/dev/null; then
+	"0 $len cache $meta $dcache $origin 64 1 writethrough smq 0" 2>/dev/null; then
 	dmsetup mknodes dmcm
 	for i in 1 2 3 4; do
-		RUNTIME=5 fio_iops /dev/mapper/dmcm >/dev/null
+		fio_run "$out/warm.json" /dev/mapper/dmcm 0 16 1 5
 	done
-	measure dmc dmcm 16 1
-	dmc_hit=${iops[dmc,16,1]}
-	dmc_note=$(dmsetup status dmcm | awk '{ print $8 " hits, " $9 " misses" }')
-	measure_qd dmc dmcm
+	devs="$devs dmc"
+else
+	dmc_note="dm-cache unavailable"
+fi
+devs=($devs)
+loads=(1x1 16x1 32x1 16x2)	# IODEPTHxNUMJOBS
+
+read -r tac_h0 tac_m0 _ _ < <(counts tacm)
+[ -z "$dmc_note" ] && read -r dmc_h0 dmc_m0 _ _ < <(counts dmcm)
+verify=on
+for ((r = 0; r < ROUNDS; r++)); do
+	for ((l = 0; l < 4; l++)); do
+		load=${loads[(l + r) % 4]}
+		for ((d = 0; d < ${#devs[@]}; d++)); do
+			dev=${devs[(d + l + r) % ${#devs[@]}]}
+			case $dev in
+			lin)	name=lin_h ;;
+			dmc)	name=dmcm ;;
+			*)	name=tacm
+				if [ "tac$verify" != "$dev" ]; then
+					verify=${dev#tac}
+					dmsetup message tacm 0 set verify_reads $verify
+				fi ;;
+			esac
+			measure "$dev.$load" $r /dev/mapper/$name 0 ${load%x*} ${load#*x}
+		done
+	done
+done
+read -r tac_h1 tac_m1 _ _ < <(counts tacm)
+tac_hm="$((tac_h1 - tac_h0))/$((tac_m1 - tac_m0))"
+dmc_hm=
+if [ -z "$dmc_note" ]; then
+	read -r dmc_h1 dmc_m1 _ _ < <(counts dmcm)
+	dmc_hm="$((dmc_h1 - dmc_h0))/$((dmc_m1 - dmc_m0))"
 	dmsetup remove dmcm
 fi
+dmsetup message tacm 0 set verify_reads on
+dmsetup remove lin_h
 
-ratio() { python3 -c "print('%.2f' % ($1 / max($2, 1)))"; }
-echo "== 4 KiB random reads, iodepth 16, ${RUNTIME}s each, brd devices, $(uname -r)"
-printf '%-44s %10s %8s\n' "device" "IOPS" "ratio"
-printf '%-44s %10d %8s\n' "dm-linear on the cache device" "$lin_c" "1.00"
-printf '%-44s %10d %8s\n' "dm-tac, 100% hits ($hits hits, $misses misses)" "$tac_hit" "$(ratio "$tac_hit" "$lin_c")"
-printf '%-44s %10d %8s\n' "dm-tac, verify_reads off ($nov_hits hits)" "$tac_nov" "$(ratio "$tac_nov" "$lin_c")"
-printf '%-44s %10d %8s\n' "dm-cache smq ($dmc_note, last pass)" "$dmc_hit" "$(ratio "$dmc_hit" "$lin_c")"
-echo "dm-tac vs dm-cache smq: $(ratio "$tac_hit" "$dmc_hit") (verify_reads on), $(ratio "$tac_nov" "$dmc_hit") (off)"
-
-echo "== 4 KiB random read hits, IOPS by iodepth (QD): QD16 is the ${RUNTIME}s runs above, the others ${QD_RUNTIME}s each"
-echo "   numjobs=2: 2 jobs of iodepth 16, IOPS summed.  CPU us/IO at QD16: busy time of the guest's $(nproc) CPUs"
-echo "   (user+nice+system+irq+softirq of /proc/stat, fio's own included) per I/O; ratio: that over dm-linear's"
-keys="lin tac nov" names=("dm-linear on the cache device" "dm-tac, verify_reads on" "dm-tac, verify_reads off" "dm-cache smq")
-[ -n "${iops[dmc,16,1]:-}" ] && keys="$keys dmc"
-printf '%-30s %7s %7s %7s %9s %9s %18s\n' device QD1 QD16 QD32 numjobs=2 "CPU us/IO" "ratio vs dm-linear"
-i=0
-for k in $keys; do
-	printf '%-30s %7d %7d %7d %9d %9s %18s\n' "${names[i]}" "${iops[$k,1,1]}" \
-		"${iops[$k,16,1]}" "${iops[$k,32,1]}" "${iops[$k,16,2]}" \
-		"${cpu[$k,16,1]}" "$(ratio "${cpu[$k,16,1]}" "${cpu[lin,16,1]}")"
-	i=$((i + 1))
+# 2. no admissions, on the origin's [64M, 128M), which no cache holds.
+# admit_margin cannot stop admissions (admit_margin 1000 with
+# fill_threshold 0 had all 16384 blocks of such a region promoted): with
+# free blocks (the 512 MiB cache holds 64 MiB) a miss is admitted when its
+# extent's temperature beats the coldest cached block's heap key by
+# admit_margin percent (1000 at most), and every random access adds
+# cost_hdd_random_us - cost_cache_us to it, so an extent read often enough
+# always gets in; the heap keys, temperatures at insertion refreshed
+# lazily, may be low too.  What the policy needs is a candidate of
+# temperature 0: with both disk costs 0 no access warms an extent, and 0
+# is never warmer than anything; fill_threshold 0 turns off the filling
+# that admits everything below 95% used.  Every miss still goes through
+# the whole policy (classification, accounting, the admission decision)
+# and is bypassed.
+dmsetup create lin_o --table "0 $len linear $origin 0"
+dmsetup message tacm 0 set fill_threshold 0
+dmsetup message tacm 0 set cost_hdd_random_us 0
+dmsetup message tacm 0 set cost_hdd_seq_us 0
+byp_miss=0 byp_prom=0 byp_byp=0 mode=writethrough
+ncfg=(lin pt byp)
+for ((r = 0; r < ROUNDS; r++)); do
+	for ((d = 0; d < 3; d++)); do
+		case ${ncfg[(d + r) % 3]} in
+		lin)
+			measure nolin $r /dev/mapper/lin_o $cold 16 1 ;;
+		pt)
+			[ $mode = passthrough ] ||
+				dmsetup message tacm 0 mode passthrough
+			mode=passthrough
+			measure nopt $r /dev/mapper/tacm $cold 16 1 ;;
+		byp)
+			[ $mode = writethrough ] ||
+				dmsetup message tacm 0 mode writethrough
+			mode=writethrough
+			read -r _ m0 p0 y0 < <(counts tacm)
+			measure nobyp $r /dev/mapper/tacm $cold 16 1
+			read -r _ m1 p1 y1 < <(counts tacm)
+			byp_miss=$((byp_miss + m1 - m0))
+			byp_prom=$((byp_prom + p1 - p0))
+			byp_byp=$((byp_byp + y1 - y0)) ;;
+		esac
+	done
 done
-i=0
-for k in $keys; do
-	[ "$k" != lin ] && printf '%s, read hits/misses: QD1 %s, QD16 %s, QD32 %s, numjobs=2 %s\n' \
-		"${names[i]}" "${hm[$k,1,1]/ //}" "${hm[$k,16,1]/ //}" \
-		"${hm[$k,32,1]/ //}" "${hm[$k,16,2]/ //}"
-	i=$((i + 1))
-done
-[ -z "${iops[dmc,16,1]:-}" ] && echo "dm-cache smq: $dmc_note"
+dmsetup remove tacm
+dmsetup remove lin_o
 
-echo "== 4 KiB random reads with no admissions, iodepth 16, ${RUNTIME}s each"
-printf '%-44s %10d %8s\n' "dm-linear on the origin" "$lin_o" "1.00"
-printf '%-44s %10d %8s\n' "dm-tac passthrough" "$tac_pt" "$(ratio "$tac_pt" "$lin_o")"
-printf '%-44s %10d %8s\n' "dm-tac writethrough, all bypassed ($byp_prom of $byp_miss promoted)" "$tac_byp" "$(ratio "$tac_byp" "$lin_o")"
+RUNS=$runs HZ=$hz ROUNDS=$ROUNDS ROUND_S=$ROUND_S KREL=$(uname -r) \
+NCPU=$(nproc) DEVS="${devs[*]}" TAC_HM=$tac_hm DMC_HM=$dmc_hm \
+DMC_NOTE=$dmc_note BYP="$byp_prom $byp_miss $byp_byp" python3 - <<'PY'
+import json, os, statistics
+
+e = os.environ
+hz, rounds = int(e["HZ"]), int(e["ROUNDS"])
+res = {}	# key -> {round: (IOPS, CPU us per I/O)}
+for line in open(e["RUNS"]):
+    key, rnd, path, b0, b1 = line.split()
+    r = json.load(open(path))["jobs"][0]["read"]
+    cpu = (int(b1) - int(b0)) * 1e6 / hz / max(r["total_ios"], 1)
+    res.setdefault(key, {})[int(rnd)] = (r["iops"], cpu)
+
+def vals(key, i=0):
+    return [v[i] for v in res[key].values()]
+
+def ratios(a, b, i=0):
+    return [res[a][r][i] / max(res[b][r][i], 1e-9)
+            for r in res[a] if r in res.get(b, {})]
+
+med = statistics.median
+def mm(x):
+    return "%.2f [%.2f-%.2f]" % (med(x), min(x), max(x))
+
+devs = e["DEVS"].split()
+names = {"lin": "dm-linear", "tacon": "dm-tac, verify_reads on",
+         "tacoff": "dm-tac, verify_reads off", "dmc": "dm-cache smq"}
+loads = [("1x1", "QD1"), ("16x1", "QD16"), ("32x1", "QD32"),
+         ("16x2", "numjobs=2")]
+print("== 4 KiB random read hits, 64 MiB working set, brd RAM disks, %s"
+      % e["KREL"])
+print("   %d rounds; each runs every configuration below once for %ss, in an"
+      " order rotating from round" % (rounds, e["ROUND_S"]))
+print("   to round.  IOPS: median, min and max over the rounds (numjobs=2:"
+      " 2 jobs of iodepth 16, summed).")
+print("   CPU us/IO: busy time of the guest's %s CPUs (user+nice+system+irq+"
+      "softirq of /proc/stat, fio's" % e["NCPU"])
+print("   own included) per I/O, median over the rounds.  x linear: the"
+      " median of the rounds' ratios to dm-linear.")
+print("%-10s %-26s %7s %7s %7s %8s %9s %8s" % ("load", "device", "IOPS",
+      "min", "max", "x linear", "CPU us/IO", "x linear"))
+for load, label in loads:
+    for d in devs:
+        k, kl = d + "." + load, "lin." + load
+        x = vals(k)
+        print("%-10s %-26s %7d %7d %7d %8.2f %9.1f %8.2f" % (
+              label if d == devs[0] else "", names[d], med(x), min(x),
+              max(x), med(ratios(k, kl)), med(vals(k, 1)),
+              med(ratios(k, kl, 1))))
+hm = "dm-tac %s (both verify_reads settings)" % e["TAC_HM"]
+if e["DMC_HM"]:
+    hm += ", dm-cache smq %s" % e["DMC_HM"]
+print("read hits/misses over all the rounds: " + hm)
+if "dmc" in devs:
+    print("dm-tac vs dm-cache smq: %.2f (verify_reads on), %.2f (off)" % (
+          med(ratios("tacon.16x1", "dmc.16x1")),
+          med(ratios("tacoff.16x1", "dmc.16x1"))))
+else:
+    print("dm-tac vs dm-cache smq: " + e["DMC_NOTE"])
+print("dm-tac verify_reads off vs dm-linear: %.2f"
+      % med(ratios("tacoff.16x1", "lin.16x1")))
+print("   (those at QD16; each the median of the %d rounds' ratios.  All"
+      " loads, median [min-max]:)" % rounds)
+pairs = [("tacon", "dmc"), ("tacoff", "dmc"), ("tacon", "lin"),
+         ("tacoff", "lin"), ("dmc", "lin")]
+short = {"lin": "dm-linear", "tacon": "dm-tac on", "tacoff": "dm-tac off",
+         "dmc": "dm-cache smq"}
+print("%-26s" % "IOPS ratio" + "".join("%18s" % l for _, l in loads))
+for a, b in pairs:
+    if a in devs and b in devs:
+        print("%-26s" % (short[a] + " / " + short[b]) + "".join(
+              "%18s" % mm(ratios(a + "." + l, b + "." + l)) for l, _ in loads))
+
+prom, miss, byp = (int(x) for x in e["BYP"].split())
+print("== 4 KiB random reads with no admissions, iodepth 16, of 64 MiB no cache"
+      " holds, %d rounds of %ss runs" % (rounds, e["ROUND_S"]))
+print("%-58s %7s %7s %7s %8s" % ("device", "IOPS", "min", "max", "x linear"))
+for k, name in (("nolin", "dm-linear on the origin"),
+                ("nopt", "dm-tac passthrough"),
+                ("nobyp", "dm-tac writethrough, %s (%d of %d promoted)" % (
+                 "all bypassed" if prom == 0 and byp == miss else
+                 "NOT all bypassed", prom, miss))):
+    x = vals(k)
+    print("%-58s %7d %7d %7d %8.2f" % (name, med(x), min(x), max(x),
+          med(ratios(k, "nolin"))))
+print("   write-through: %d misses, %d bypassed, %d promoted; nothing can be"
+      " admitted: cost_hdd_random_us" % (miss, byp, prom))
+print("   and cost_hdd_seq_us 0 (no access warms an extent), fill_threshold"
+      " 0; the policy still decides each miss")
+PY
 
 # 3. RAM per cache block over null_blk (no memory behind it).
 rmmod brd
