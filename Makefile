@@ -135,8 +135,8 @@ check-debug: deps
 	@bash qemu/debug-kernel >&2
 	@rel=$$(bash qemu/debug-kernel --release) && \
 	VM_SPLIT=$${VM_SPLIT:-2} TAC_TEST_TIMEOUT=$${TAC_TEST_TIMEOUT:-2400} \
-	VM_TIMEOUT=$${VM_TIMEOUT:-7200} $(CI_CRASH) \
-	bash tests/check.sh vm:$$rel vm2:$$rel \
+	VM_TIMEOUT=$${VM_TIMEOUT:-7200} VM_STALL_TIMEOUT=$${VM_STALL_TIMEOUT:-900} \
+	$(CI_CRASH) bash tests/check.sh vm:$$rel vm2:$$rel \
 		crash:replay:$$rel:tac+fuzz:$$rel crash:powercut:$$rel:tac
 
 # The disk alone, dm-tac and dm-cache on the HDD model (tests/hddsim),
