@@ -146,13 +146,20 @@ sectors() {
 
 # dm_remove NAME: remove a dm device if it exists (retrying while busy)
 dm_remove() {
-	local i
+	local i err
 	dmsetup info "$1" >/dev/null 2>&1 || return 0
-	for i in 1 2 3 4 5; do
-		dmsetup remove "$1" 2>/dev/null && return 0
+	# Up to about 15 s: udev's probes of a device take seconds on a
+	# KASAN kernel under TCG (make check-debug).
+	for i in $(seq 30); do
+		err=$(dmsetup remove "$1" 2>&1) && return 0
 		udevadm settle 2>/dev/null
-		sleep 0.2
+		sleep 0.5
 	done
+	# Say who holds it before forcing: a test that then fails to create
+	# the same name shows why.
+	diag "dm_remove $1: still busy after 30 tries ($err): open count" \
+		"$(dmsetup info -c --noheadings -o open "$1" 2>&1)," \
+		"openers: $(fuser -v "/dev/mapper/$1" 2>&1 | tr '\n' ' ')"
 	dmsetup remove --force "$1"
 }
 
