@@ -135,7 +135,7 @@ check-debug: deps
 	@bash qemu/debug-kernel >&2
 	@rel=$$(bash qemu/debug-kernel --release) && \
 	VM_SPLIT=$${VM_SPLIT:-2} TAC_TEST_TIMEOUT=$${TAC_TEST_TIMEOUT:-2400} \
-	VM_TIMEOUT=$${VM_TIMEOUT:-7200} VM_STALL_TIMEOUT=$${VM_STALL_TIMEOUT:-900} \
+	VM_TIMEOUT=$${VM_TIMEOUT:-14400} VM_STALL_TIMEOUT=$${VM_STALL_TIMEOUT:-900} \
 	$(CI_CRASH) bash tests/check.sh vm:$$rel vm2:$$rel \
 		crash:replay:$$rel:tac+fuzz:$$rel crash:powercut:$$rel:tac
 
