@@ -81,11 +81,12 @@ deps:
 # CPUs, so that races run in parallel and a reader can change CPUs; the tests of the user-space tools on 6.1 only,
 # see ONE_KERNEL_TESTS in tests/check.sh), then the crash tests of write-back
 # (tests/crash/README.md) at CI size: log replay and bad-metadata images
-# on one kernel, 12 power cuts on the other, side by side.  The torture
-# test gets 48 s of load (make check-torture runs longer ones).  With 600
-# replayed crash states all of it took 28 minutes on 2 cores; 400 save
-# about 2.5 minutes.
-CI_CRASH := WRITES=300 MAX_STATES=400 IMAGES=200 CYCLES=12
+# on one kernel, 10 power cuts on the other, side by side.  The torture
+# test gets 48 s of load (make check-torture runs longer ones).  With 400
+# replayed states, 200 images and 12 cuts all of it took 27 minutes on an
+# idle 2-core host and over 32 on a loaded one (CI); 300, 150 and 10 save
+# about 100 s of the crash tests' 470.
+CI_CRASH := WRITES=300 MAX_STATES=300 IMAGES=150 CYCLES=10
 check: deps
 	@$(CI_CRASH) TORTURE_SECONDS=48 bash tests/check.sh unit vmrunner install vm:6.1 vm:6.12 vm2:6.1 \
 		crash:selftest crash:replay:6.1:tac+fuzz:6.1 \

@@ -34,8 +34,16 @@
 #   TORTURE_SECONDS=N         passed on to tac_torture.sh in the VMs
 #   TACMETA_IMAGES=N          randomly damaged images tac_tacmeta.sh
 #                             checks (default 10)
-#   TAC_TEST_TIMEOUT=S        time limit of each VM selftest (default 900)
-#   VM_TIMEOUT=S              time limit of each VM (qemu/vm)
+#   TAC_TEST_TIMEOUT=S        time limit of each VM selftest (default 600;
+#                             the longest, tac_torture and tac_wb_races,
+#                             take 160-210 s)
+#   VM_TIMEOUT=S              time limit of each VM (default 2400 for the
+#                             selftest VMs, qemu/vm's own for the rest):
+#                             a 1-CPU VM runs its selftests in 830-930 s on
+#                             an idle 2-core host and took over 1200 s on
+#                             a loaded one; the limit leaves room for that
+#                             and one test cut at TAC_TEST_TIMEOUT, which
+#                             then fails alone instead of the whole VM
 #   SERIAL=1                  one VM at a time
 #   VM_SPLIT=N                each vm:KVER part's selftests shared out
 #                             among N VMs side by side (lanes KVER_lane1..N,
@@ -98,6 +106,8 @@ run_lanes() {
 }
 
 VM2_TESTS=${VM2_TESTS:-tac_coherence.sh tac_streams.sh}
+TAC_TEST_TIMEOUT=${TAC_TEST_TIMEOUT:-600}
+SELFTEST_VM_TIMEOUT=${VM_TIMEOUT:-2400}
 ONE_KERNEL_TESTS=${ONE_KERNEL_TESTS-tac_tacmeta.sh tac_activate.sh}
 
 # vm_tests KVER LANE: the selftests lane LANE (1..VM_SPLIT) of KVER's
@@ -141,6 +151,7 @@ vm_run() {
 	fi
 	# shellcheck disable=SC2086
 	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console-$1.log" \
+		--timeout "$SELFTEST_VM_TIMEOUT" \
 		-- env ${TORTURE_SECONDS:+TORTURE_SECONDS=$TORTURE_SECONDS} \
 		${TACMETA_IMAGES:+TACMETA_IMAGES=$TACMETA_IMAGES} \
 		tests/selftests/run_all.sh -o "$rw/counts" "${x[@]}" \
@@ -157,11 +168,18 @@ vm2_run() {
 	mkdir -p "$rw"
 	# shellcheck disable=SC2086
 	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console2-$k.log" \
+		--timeout "$SELFTEST_VM_TIMEOUT" \
 		-- env ${TORTURE_SECONDS:+TORTURE_SECONDS=$TORTURE_SECONDS} \
 		tests/selftests/run_all.sh -o "$rw/counts" \
 		${TAC_TEST_TIMEOUT:+-t $TAC_TEST_TIMEOUT} $VM2_TESTS \
 		>"$out/vm2-$k.log" 2>&1
 	echo $? >"$rw.rc"
+}
+
+# cut_short RWDIR: ", in TEST" when the VM ended while TEST ran
+# (run_all.sh names the running test beside its counts)
+cut_short() {
+	[ -r "$1/counts.running" ] && echo ", in $(cat "$1/counts.running")"
 }
 
 vm2_collect() {
@@ -173,7 +191,7 @@ vm2_collect() {
 		add $(cat "$rw/counts")
 	fi
 	if [ ! -r "$rw/counts" ] || [ "$rc" -ge 124 ]; then
-		broken+=("VM selftests ($VM2_TESTS) on $k: exit $rc (see $out/console2-$k.log)")
+		broken+=("VM selftests ($VM2_TESTS) on $k: exit $rc$(cut_short "$rw") (see $out/console2-$k.log)")
 	fi
 }
 
@@ -186,7 +204,7 @@ vm_collect() {
 		add $(cat "$rw/counts")
 	fi
 	if [ ! -r "$rw/counts" ] || [ "$rc" -ge 124 ]; then
-		broken+=("VM selftests on $k: exit $rc (see $out/console-$k.log)")
+		broken+=("VM selftests on $k: exit $rc$(cut_short "$rw") (see $out/console-$k.log)")
 	fi
 }
 

@@ -9,7 +9,10 @@
 # order, but those named with -x (tests/check.sh runs some of them in a
 # VM of their own).  Each test's TAP output is indented under one top-level TAP line.
 # Prints "N passed, N failed, N skipped" (counting test cases) and writes
-# the same three numbers to COUNTS_FILE.  Exit 1 if anything failed.
+# the same three numbers to COUNTS_FILE, after every test: a VM killed
+# by its time limit still reports the tests that ended, and
+# COUNTS_FILE.running names the test that was cut short.  Exit 1 if
+# anything failed.
 
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,6 +51,7 @@ for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
 	n=$((n + 1))
 	out=$(mktemp)
+	[ -z "$counts" ] || echo "$name" >"$counts.running"
 	start=$(date +%s)
 	timeout -k 10 "$timeout" "$t" >"$out" 2>&1
 	rc=$?
@@ -75,10 +79,12 @@ for t in "${tests[@]}"; do
 	failed=$((failed + f))
 	skipped=$((skipped + s))
 	rm -f "$out"
+	[ -z "$counts" ] || echo "$passed $failed $skipped" >"$counts"
 	# Leave nothing behind for the next test.
 	dmsetup remove_all >/dev/null 2>&1
 done
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ -z "$counts" ] || echo "$passed $failed $skipped" >"$counts"
+[ -z "$counts" ] || rm -f "$counts.running"
 [ "$failed" -eq 0 ]
