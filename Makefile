@@ -156,15 +156,15 @@ demo: deps
 bench-micro: deps
 	@qemu/vm --kernel $(or $(KVER),6.1) --memory 3G -- env \
 		$(if $(ROUNDS),ROUNDS=$(ROUNDS)) $(if $(ROUND_S),ROUND_S=$(ROUND_S)) \
-		tests/perf/micro.sh
+		bench/perf/micro.sh
 
 # Benchmarks against dm-cache, bcache and dm-writecache on an HDD model
-# (the comparison with the caches users have), see tests/bench/README.md:
+# (the comparison with the caches users have), see bench/compare/README.md:
 #   make bench [QUICK=1] [KVER="6.1 6.12"] [WORKLOADS=...] [CONTENDERS=...]
 bench:
 	@WITH_PLOTS=1 bash qemu/deps
 	@KVER="$(or $(KVER),6.1)" QUICK="$(QUICK)" WORKLOADS="$(WORKLOADS)" \
-		CONTENDERS="$(CONTENDERS)" tests/bench/bench.sh
+		CONTENDERS="$(CONTENDERS)" bench/compare/bench.sh
 
 # The test-only HDD model (tests/hddsim), built per kernel like dm-tac.
 HDDSIM_KO = tests/hddsim/build/$(KREL)/dm-hddsim.ko
@@ -178,7 +178,7 @@ bench-wb: deps
 	@$(MAKE) -s hddsim KVER=$(or $(KVER),6.1) >/dev/null
 	@qemu/vm --kernel $(or $(KVER),6.1) --memory 3G \
 		--module tests/hddsim/build/$$(qemu/kernel-release $(or $(KVER),6.1))/dm-hddsim.ko \
-		-- tests/perf/writeback.sh
+		-- bench/perf/writeback.sh
 
 tools:
 	$(MAKE) -C tools

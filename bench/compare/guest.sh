@@ -4,7 +4,7 @@
 # The guest half of the benchmark: runs inside the VM that bench.sh boots,
 # as root, with dm-mod, dm-tac and (when the tree has it) dm-hddsim loaded.
 #
-#   tests/bench/guest.sh OUTDIR
+#   bench/compare/guest.sh OUTDIR
 #
 # OUTDIR (shared with the host) holds bench.env, written by bench.sh with
 # the run's settings.  For every contender and workload ("cell") this
@@ -131,7 +131,7 @@ run_fio() {
 }
 
 fio_cell() {
-	local job=$TOP/fio-jobs/$WL.fio base=$OUT/$CT/$WL w m warm_job
+	local job=$TOP/bench/fio-jobs/$WL.fio base=$OUT/$CT/$WL w m warm_job
 	w=$(phase_time "$WL" warmup)
 	m=$(phase_time "$WL" measure)
 	[ -r "$job" ] || { notes "$CT/$WL: no job file $job"; return 1; }
@@ -144,7 +144,7 @@ fio_cell() {
 	sampler_start "$base.samples"
 	case $WL in
 	seq-read) warm_job=$job ;;
-	seq-over-hot-*) warm_job=$TOP/fio-jobs/oltp-read.fio ;;
+	seq-over-hot-*) warm_job=$TOP/bench/fio-jobs/oltp-read.fio ;;
 	*) warm_job= ;;
 	esac
 	if [ -n "$warm_job" ]; then

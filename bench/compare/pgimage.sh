@@ -4,7 +4,7 @@
 # Build the ext4 image holding the pgbench database that every contender's
 # pgbench cell starts from.
 #
-#   tests/bench/pgimage.sh IMAGE SCALE SIZE_MB SHARED_BUFFERS
+#   bench/compare/pgimage.sh IMAGE SCALE SIZE_MB SHARED_BUFFERS
 #
 # Loading the database inside the VM would take longer than the benchmark
 # under TCG, so it is done natively on the host: initdb and

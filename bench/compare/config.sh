@@ -2,7 +2,7 @@
 #
 # Benchmark sizes and phase lengths, sourced by the host driver (bench.sh)
 # and by the guest (guest.sh).  Every contender gets the same devices and
-# the same phases.  Why these numbers: tests/bench/README.md, "Sizing".
+# the same phases.  Why these numbers: bench/compare/README.md, "Sizing".
 #
 # Environment overrides: any variable below set before sourcing wins.
 

@@ -22,7 +22,8 @@ import subprocess
 import sys
 import time
 
-TOOLS = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOOLS = os.path.join(TOP, "tools")
 TACSIM = os.path.join(TOOLS, "tacsim", "tacsim")
 TRACEGEN = os.path.join(TOOLS, "tracegen", "tracegen")
 GEN = os.path.join(TOOLS, "traces", "gen")

@@ -7,7 +7,7 @@
 # kernel's cache size, so report.py can set the simulator's hit ratio
 # beside the kernel's.
 #
-#   tests/bench/blktrace-replay.sh RAWDIR
+#   bench/compare/blktrace-replay.sh RAWDIR
 #
 # Writes RAWDIR/<contender>/pgbench.blkparse.gz and, with tacsim,
 # RAWDIR/<contender>/tacsim.json (tacsim --json, one line).

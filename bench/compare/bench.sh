@@ -4,14 +4,14 @@
 # dm-tac benchmark driver (against dm-cache, bcache and dm-writecache): every contender on every workload, one
 # VM session per kernel, then the result table and charts.
 #
-#   tests/bench/bench.sh          (what "make bench" runs)
+#   bench/compare/bench.sh          (what "make bench" runs)
 #
 # Environment (all optional):
 #   KVER="6.1 6.12"   kernels, one VM each (default 6.1)
 #   QUICK=1           the short subset (see config.sh), about 10 minutes
 #   WORKLOADS=...     e.g. "oltp-read scan-pollution pgbench"
 #   CONTENDERS=...    e.g. "hdd dmcache-wt tac-writethrough"
-#   BENCH_OUT=DIR     results directory (default bench-results/<date>)
+#   BENCH_OUT=DIR     results directory (default bench/results/<date>)
 #   NO_PLOTS=1        tables only, no matplotlib
 # and every size or phase length in config.sh.
 #
@@ -26,7 +26,7 @@ TOP=$(cd "$HERE/../.." && pwd)
 
 KVER=${KVER:-6.1}
 stamp=$(date +%Y-%m-%d_%H%M)
-OUTDIR=${BENCH_OUT:-$TOP/bench-results/$stamp}
+OUTDIR=${BENCH_OUT:-$TOP/bench/results/$stamp}
 mkdir -p "$OUTDIR/raw"
 OUTDIR=$(cd "$OUTDIR" && pwd)
 BUILD=$TOP/out/bench

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""Result tables and charts of a benchmark run (tests/bench/bench.sh).
+"""Result tables and charts of a benchmark run (bench/compare/bench.sh).
 
     report.py RESULTS_DIR
 
@@ -573,7 +573,7 @@ def main():
                "window (bcache updates them every few seconds).  Disk busy %: the share of the "
                "cell's run (warm-up + measured) the disk model was busy, "
                "from hddsim's busy_us; far under 100 means the cell was "
-               "not limited by the disk (CPU under TCG).  See tests/bench/README.md.\n")
+               "not limited by the disk (CPU under TCG).  See bench/compare/README.md.\n")
     charts = []
     for d in sorted(glob.glob(os.path.join(top, "raw", "*"))):
         if os.path.isdir(d):
