@@ -227,6 +227,7 @@ int tac_md_set_clean(struct tac_cache *c, bool clean)
 	int r;
 
 	mutex_lock(&c->md.lock);
+	c->md.saved = clean;
 	r = __tac_sb_write(c, clean);
 	mutex_unlock(&c->md.lock);
 	return r;
@@ -623,6 +624,14 @@ static void __tac_commit_done(struct tac_cache *c, unsigned long *pages)
  * every write completed before it started is durable, with the metadata
  * that finds it.  A failure is latched: write-back can no longer promise
  * durability.  May sleep; never allocates.
+ *
+ * Its superblock says clean only if tac_md_save() has flushed the origin
+ * and nothing ran since (c->md.saved, under md.lock).  A suspend stops
+ * the device before it saves: a commit queued before then (the interval
+ * commit, a flush message) runs inside or after the suspend, and must not
+ * call clean entries trustworthy while the origin's copies of them may
+ * still be in its volatile cache, nor after a save whose origin flush
+ * failed.
  */
 int tac_md_commit(struct tac_cache *c)
 {
@@ -642,7 +651,7 @@ int tac_md_commit(struct tac_cache *c)
 	if (any) {
 		r = __tac_write_changed(c, pages, false);
 		if (!r)
-			r = __tac_sb_write(c, !c->running);
+			r = __tac_sb_write(c, c->md.saved);
 	} else {
 		r = blkdev_issue_flush(c->cache);
 	}
@@ -745,8 +754,10 @@ int tac_md_save(struct tac_cache *c)
 	}
 	if (!r)
 		r = __tac_sb_write(c, true);
-	if (!r)
+	if (!r) {
 		__tac_commit_done(c, pages);
+		c->md.saved = true;
+	}
 	mutex_unlock(&c->md.lock);
 	if (r)
 		DMERR("saving the cache state failed (%d)", r);

@@ -511,10 +511,11 @@ void tac_wb_start(struct tac_cache *c)
 
 /*
  * Suspend: no cleaning until resume (dirty blocks stay dirty).  A flush
- * may be waiting: dm's suspend waits for the messages in progress when it
- * starts, but a message that comes while it waits for I/O to drain runs
- * on.  It is woken to return -EBUSY: the cleaner it waits for is gone,
- * and a reload's resume would wait for it for ever.
+ * may still be waiting: dm's suspend waits for the messages in progress
+ * (again after I/O has drained, so one sent meanwhile ends first), but
+ * one can slip in after its last wait, and 'dmsetup remove' does not
+ * wait for messages at all.  It is woken to return -EBUSY: the cleaner
+ * it waits for is gone, and a reload's resume would wait for it for ever.
  */
 void tac_wb_stop(struct tac_cache *c)
 {

@@ -83,6 +83,9 @@ struct tac_md {
 	unsigned long last_commit;	/* jiffies */
 	u32 extent_blocks;		/* extent size of those records */
 	bool was_clean;			/* last shutdown was clean */
+	bool saved;			/* tac_md_save() done, not resumed
+					 * since: a superblock may say clean
+					 * (under lock) */
 	bool formatted;			/* formatted by this constructor */
 	bool rewrite;			/* load: rewrite every map page */
 };
