@@ -273,7 +273,10 @@ void tac_crc_select(void)
 	lib = tac_crc_ns(buf, false, &lib_crc);
 	table = tac_crc_ns(buf, true, &table_crc);
 	kfree(buf);
-	if (table < lib && table_crc == lib_crc)
+	if (table_crc != lib_crc)
+		DMERR("checksums: the crc32c table code gives %08x, the library %08x: using the library",
+		      table_crc, lib_crc);
+	else if (table < lib)
 		static_branch_enable(&tac_crc_by_table);
 	DMINFO("checksums: crc32c library %llu ns, table %llu ns per 4 KiB: using the %s",
 	       lib, table, table < lib && table_crc == lib_crc ?

@@ -41,7 +41,7 @@
 #define DEV_BLOCK_BITS 34
 
 struct req {
-	u64 first;		/* origin block, device index in bits 48.. */
+	u64 first;		/* origin block, device index in bits 34..39 */
 	u32 nr;			/* blocks */
 	u8 write;
 	u8 cls;			/* enum tac_class from the classifier pass */
