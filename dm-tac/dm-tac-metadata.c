@@ -626,7 +626,7 @@ static void __tac_commit_done(struct tac_cache *c, unsigned long *pages)
  * durability.  May sleep; never allocates.
  *
  * Its superblock says clean only if tac_md_save() has flushed the origin
- * and nothing ran since (c->md.saved, under md.lock).  A suspend stops
+ * and the device has not been resumed since (c->md.saved, under md.lock).  A suspend stops
  * the device before it saves: a commit queued before then (the interval
  * commit, a flush message) runs inside or after the suspend, and must not
  * call clean entries trustworthy while the origin's copies of them may
@@ -757,6 +757,15 @@ int tac_md_save(struct tac_cache *c)
 	if (!r) {
 		__tac_commit_done(c, pages);
 		c->md.saved = true;
+	} else {
+		/*
+		 * Not one page of it can be counted on: the next commit (a
+		 * flush after resume) writes them all, or a dirty entry
+		 * changed before the suspend would never reach the disk.
+		 */
+		spin_lock_irq(&c->lock);
+		bitmap_or(c->md_changed, c->md_changed, pages, n);
+		spin_unlock_irq(&c->lock);
 	}
 	mutex_unlock(&c->md.lock);
 	if (r)
