@@ -29,7 +29,7 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
-#include "policy/tac-policy.h"
+#include "policy/tac.h"
 
 #define DM_MSG_PREFIX "tac"
 

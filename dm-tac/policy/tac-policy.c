@@ -38,7 +38,7 @@
 #include <linux/vmalloc.h>
 
 #include "tac-heap.h"
-#include "tac-policy.h"
+#include "tac.h"
 #include "tac-seq.h"
 #include "tac-temp.h"
 

@@ -40,70 +40,10 @@
 #include <linux/errno.h>
 #include <linux/types.h>
 
-typedef u64 __bitwise tac_oblock_t;
-typedef u32 __bitwise tac_cblock_t;
-typedef u64 __bitwise tac_extent_t;
+#include "tac-types.h"
 
-static inline tac_oblock_t to_oblock(u64 b)
-{
-	return (__force tac_oblock_t)b;
-}
-
-static inline u64 from_oblock(tac_oblock_t b)
-{
-	return (__force u64)b;
-}
-
-static inline tac_cblock_t to_cblock(u32 b)
-{
-	return (__force tac_cblock_t)b;
-}
-
-static inline u32 from_cblock(tac_cblock_t b)
-{
-	return (__force u32)b;
-}
-
-static inline tac_extent_t to_extent(u64 e)
-{
-	return (__force tac_extent_t)e;
-}
-
-static inline u64 from_extent(tac_extent_t e)
-{
-	return (__force u64)e;
-}
-
-/*
- * Tunables.  All integers (the core is kernel code: no floating point).
- * Costs are per block access at the target's block size, in microseconds.
- */
-struct tac_params {
-	u32 extent_blocks;	/* blocks per extent (TAC: 32 pages) */
-	u32 seq_window;		/* requests remembered by the classifier */
-	u32 seq_threshold;	/* > this many window hits: sequential */
-	u32 aging_period;	/* block accesses between halvings */
-	u32 admit_margin;	/* percent warmer than the coldest block */
-	u32 fill_threshold;	/* percent of blocks filled without a test */
-	u32 cost_hdd_random_us;	/* R_HDD */
-	u32 cost_hdd_seq_us;	/* S_HDD */
-	u32 cost_cache_us;	/* R_SSD */
-	u32 stats_extents;	/* entries in the extent statistics table */
-};
-
-/* Limits the target validates table arguments against. */
-#define TAC_MAX_SEQ_WINDOW	256
-#define TAC_MAX_EXTENT_BLOCKS	(1U << 20)
-#define TAC_MIN_STATS_EXTENTS	16
-#define TAC_MAX_STATS_EXTENTS	(1U << 28)
-#define TAC_MAX_CACHE_BLOCKS	(1U << 31)
-/* Origin block numbers are kept in 40 bits: 4 PiB of 4 KiB blocks. */
-#define TAC_MAX_ORIGIN_BLOCKS	(1ULL << 40)
-
-enum tac_class {
-	TAC_RANDOM = 0,
-	TAC_SEQUENTIAL = 1,
-};
+/* The tunables: TAC's parameters, defined in tac.h. */
+struct tac_params;
 
 struct tac_policy_stats {
 	u64 seq_requests;	/* requests classified sequential */
@@ -120,11 +60,6 @@ struct tac_policy_stats {
 	u64 ram_bytes;		/* memory the policy allocated at create */
 };
 
-struct tac_extent_rec {
-	tac_extent_t extent;
-	u32 temp;		/* aged to the current epoch */
-};
-
 struct tac_mapping {
 	tac_oblock_t oblock;
 	tac_cblock_t cblock;
@@ -139,6 +74,11 @@ struct tac_policy;
 struct tac_policy_ops {
 	const char *name;
 
+	/*
+	 * Free everything the constructor allocated, @p included, whatever
+	 * state the blocks are in; the caller has stopped every other call.
+	 * The one method that may sleep (kvfree), so not under a spinlock.
+	 */
 	void (*destroy)(struct tac_policy *p);
 
 	/*
@@ -243,7 +183,12 @@ struct tac_policy_ops {
 	/* Forget every clean, unheld block (they become FREE). */
 	void (*drop_clean)(struct tac_policy *p);
 
+	/*
+	 * Fill @s: the counters since the last reset_stats(), the block
+	 * counts and temperatures as they are now, and ram_bytes.
+	 */
 	void (*stats)(struct tac_policy *p, struct tac_policy_stats *s);
+	/* Zero the counters of struct tac_policy_stats; nothing else. */
 	void (*reset_stats)(struct tac_policy *p);
 };
 
@@ -382,22 +327,5 @@ static inline void tac_policy_reset_stats(struct tac_policy *p)
 {
 	p->ops->reset_stats(p);
 }
-
-/* The TAC policy itself. */
-void tac_params_default(struct tac_params *params);
-
-/*
- * 0 if @params is usable for a cache of @nr_blocks blocks; else -EINVAL
- * and *@why names the first bad field in words fit for ti->error.
- */
-int tac_params_check(const struct tac_params *params, u32 nr_blocks,
-		     const char **why);
-
-/* Bytes tac_policy_create() will allocate: published and tested. */
-u64 tac_policy_ram_bytes(u32 nr_blocks, const struct tac_params *params);
-
-/* NULL if memory is short or @params fails tac_params_check(). */
-struct tac_policy *tac_policy_create(u32 nr_blocks,
-				     const struct tac_params *params);
 
 #endif /* DM_TAC_POLICY_H */

@@ -6,7 +6,7 @@
 #ifndef DM_TAC_SEQ_H
 #define DM_TAC_SEQ_H
 
-#include "tac-policy.h"
+#include "tac-types.h"
 
 /*
  * The extents of the last block accesses, newest at head - 1.  Sized for

@@ -8,7 +8,7 @@
 
 #include <linux/bits.h>
 
-#include "tac-policy.h"
+#include "tac-types.h"
 
 /* Slots examined for one extent: its home slot and the next ones. */
 #define TEMP_PROBE		8

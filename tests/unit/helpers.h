@@ -9,7 +9,7 @@
 #include <linux/types.h>
 #include <stdlib.h>
 
-#include "tac-policy.h"
+#include "tac.h"
 
 /* xorshift64*: deterministic across libcs, unlike rand(). */
 static inline u64 rnd_next(u64 *s)

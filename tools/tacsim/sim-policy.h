@@ -17,7 +17,7 @@
 #ifndef TACSIM_SIM_POLICY_H
 #define TACSIM_SIM_POLICY_H
 
-#include "../../dm-tac/policy/tac-policy.h"
+#include "../../dm-tac/policy/tac.h"
 
 struct tac_policy *lru_policy_create(u32 nr_blocks);
 struct tac_policy *fifo_policy_create(u32 nr_blocks);
