@@ -236,7 +236,7 @@ void __tac_make_dirty(struct tac_cache *c, u32 cb)
 void __tac_write_done(struct tac_cache *c, u32 cb)
 {
 	c->cb_state[cb] &= ~CB_FRESH;
-	tac_md_changed(c, cb);
+	__tac_md_changed(c, cb);
 }
 
 /* What a commit writes for @cb, mapped and @dirty in core (rule 3). */
@@ -452,7 +452,7 @@ void __tac_invalidate(struct tac_cache *c, u32 cb)
 	c->n.invalidations++;
 	c->cb_state[cb] = (c->cb_state[cb] | CB_DOOMED) &
 			  ~(CB_CLEANING | CB_CLEAN_WANTED);
-	tac_md_changed(c, cb);
+	__tac_md_changed(c, cb);
 	__maybe_free(c, cb);
 }
 
@@ -460,7 +460,7 @@ void __tac_set_clean(struct tac_cache *c, u32 cb)
 {
 	tac_policy_clear_dirty(c->policy, to_cblock(cb));
 	c->cb_state[cb] &= ~CB_FRESH;
-	tac_md_changed(c, cb);
+	__tac_md_changed(c, cb);
 }
 
 static u32 *__wt(struct tac_cache *c, u64 oblock)
@@ -533,7 +533,7 @@ void __tac_fill_done(struct tac_cache *c, u32 cb, bool ok)
 	if (ok && !(c->cb_state[cb] & CB_DOOMED) &&
 	    (c->health == TAC_OK || __tac_is_dirty(c, cb))) {
 		c->n.promotions++;
-		tac_md_changed(c, cb);
+		__tac_md_changed(c, cb);
 		__released(c, cb);
 		return;
 	}

@@ -55,8 +55,8 @@ enum { PARKED_READ, PARKED_WRITE, PARKED_DISCARD };
  */
 
 /* Only map() may split (@ti); the worker only sees bios within a block. */
-static void tac_split(struct dm_target *ti, struct tac_cache *c,
-		      struct bio *bio, sector_t sectors)
+static void __tac_split(struct dm_target *ti, struct tac_cache *c,
+			struct bio *bio, sector_t sectors)
 {
 	struct tac_bio *pb = tac_pb(bio);
 	struct tac_rest *r;
@@ -225,15 +225,15 @@ static void __tac_classify(struct dm_target *ti, struct tac_cache *c,
 }
 
 /* Keep @bio to its first block (it may wait for that one alone). */
-static void tac_first_block_only(struct dm_target *ti, struct tac_cache *c,
-				 struct bio *bio)
+static void __tac_first_block_only(struct dm_target *ti,
+				   struct tac_cache *c, struct bio *bio)
 {
 	sector_t start = bio->bi_iter.bi_sector;
 	sector_t first_end = round_down(start, c->block_sectors) +
 			     c->block_sectors;
 
 	if (bio_end_sector(bio) > first_end)
-		tac_split(ti, c, bio, first_end - start);
+		__tac_split(ti, c, bio, first_end - start);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1051,7 +1051,7 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 		if (!__tac_try_share(c, cb)) {
 			if (dirty) {
 				/* The only copy is being written: wait. */
-				tac_first_block_only(ti, c, bio);
+				__tac_first_block_only(ti, c, bio);
 				pb->next = PARKED_READ;
 				__tac_park(c, cb, bio);
 				spin_unlock_irq(&c->lock);
@@ -1061,7 +1061,7 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 			goto miss;
 		}
 		/* A hit: one block, to its place on the cache device. */
-		tac_first_block_only(ti, c, bio);
+		__tac_first_block_only(ti, c, bio);
 		end = bio_end_sector(bio);
 		c->n.read_hits++;
 		if (pb->random)
@@ -1109,7 +1109,7 @@ miss:
 		around++;
 	}
 	if (b <= bl) {
-		tac_split(ti, c, bio, (b << c->block_shift) - start);
+		__tac_split(ti, c, bio, (b << c->block_shift) - start);
 		end = b << c->block_shift;
 	}
 	if (pb->stream && c->mode != TAC_MODE_PASSTHROUGH)
@@ -1130,7 +1130,7 @@ miss:
 				cbs[nr++] = cb;
 			}
 		if (nr && end > last << c->block_shift) {
-			tac_split(ti, c, bio, (last << c->block_shift) - start);
+			__tac_split(ti, c, bio, (last << c->block_shift) - start);
 			end = last << c->block_shift;
 		}
 	}
@@ -1367,7 +1367,7 @@ static u64 __tac_origin_run(struct dm_target *ti, struct tac_cache *c,
 		c->n.write_hits++;
 	}
 	if (b <= bl) {
-		tac_split(ti, c, bio, (b << c->block_shift) - start);
+		__tac_split(ti, c, bio, (b << c->block_shift) - start);
 		bl = b - 1;
 	}
 	return bl;
@@ -1395,7 +1395,7 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 		       c->mode == TAC_MODE_WRITETHROUGH) &&
 		      __tac_cache_writable(c, cb, false))) {
 		/* A cached block takes the write: it must be ours alone. */
-		tac_first_block_only(ti, c, bio);
+		__tac_first_block_only(ti, c, bio);
 		if ((dirty && __tac_wait_cleaner(c, cb)) ||
 		    !__tac_try_own(c, cb)) {
 			pb->next = PARKED_WRITE;
@@ -1431,7 +1431,7 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 	     c->mode == TAC_MODE_WRITETHROUGH) &&
 	    __tac_reserve(c, b0, &cb)) {
 		/* A whole block of a warm extent is admitted by its write. */
-		tac_first_block_only(ti, c, bio);
+		__tac_first_block_only(ti, c, bio);
 		c->n.write_misses++;
 		pb->cblock = cb;
 		pb->oblock = b0;

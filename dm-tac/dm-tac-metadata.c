@@ -206,7 +206,7 @@ static void tac_sb_fill(struct tac_cache *c, struct tac_disk_sb *sb,
 }
 
 /* Write the next superblock slot (FUA: durable on return). */
-static int __tac_sb_write(struct tac_cache *c, bool clean)
+static int tac_sb_write(struct tac_cache *c, bool clean)
 {
 	int r;
 
@@ -228,7 +228,7 @@ int tac_md_set_clean(struct tac_cache *c, bool clean)
 
 	mutex_lock(&c->md.lock);
 	c->md.saved = clean;
-	r = __tac_sb_write(c, clean);
+	r = tac_sb_write(c, clean);
 	mutex_unlock(&c->md.lock);
 	return r;
 }
@@ -267,7 +267,7 @@ static u32 tac_blocks_per_page(struct tac_cache *c)
 }
 
 /* The map page a cache block's entry is in must be written at commit. */
-void tac_md_changed(struct tac_cache *c, u32 cblock)
+void __tac_md_changed(struct tac_cache *c, u32 cblock)
 {
 	__set_bit(cblock / tac_blocks_per_page(c), c->md_changed);
 }
@@ -568,8 +568,8 @@ static int tac_md_write_temps(struct tac_cache *c, u64 seq)
  * written.  Entries changed after their capture wait for the next commit.
  * Caller holds md.lock (the chunk buffer is c->md.chunk).
  */
-static int __tac_write_changed(struct tac_cache *c, unsigned long *pages,
-			       bool all)
+static int tac_write_changed(struct tac_cache *c, unsigned long *pages,
+			     bool all)
 {
 	u64 n = c->md.geo.map_pages, pg = 0, list[TAC_MD_CHUNK];
 	void *buf = c->md.chunk;
@@ -608,7 +608,7 @@ static int __tac_write_changed(struct tac_cache *c, unsigned long *pages,
 	return r;
 }
 
-static void __tac_commit_done(struct tac_cache *c, unsigned long *pages)
+static void tac_commit_done(struct tac_cache *c, unsigned long *pages)
 {
 	u64 pg;
 
@@ -649,15 +649,15 @@ int tac_md_commit(struct tac_cache *c)
 
 	any = !bitmap_empty(pages, n);
 	if (any) {
-		r = __tac_write_changed(c, pages, false);
+		r = tac_write_changed(c, pages, false);
 		if (!r)
-			r = __tac_sb_write(c, c->md.saved);
+			r = tac_sb_write(c, c->md.saved);
 	} else {
 		r = blkdev_issue_flush(c->cache);
 	}
 	c->md.last_commit = jiffies;
 	if (!r && any)
-		__tac_commit_done(c, pages);
+		tac_commit_done(c, pages);
 	spin_lock_irq(&c->lock);
 	if (r) {
 		bitmap_or(c->md_changed, c->md_changed, pages, n);
@@ -741,7 +741,7 @@ int tac_md_save(struct tac_cache *c)
 	c->md.nr_dirty = __tac_nr_dirty(c);
 	spin_unlock_irq(&c->lock);
 	seq = c->md.seq + 1;
-	r = __tac_write_changed(c, pages, true);
+	r = tac_write_changed(c, pages, true);
 	if (!r) {
 		r = tac_md_write_temps(c, seq);
 		if (r == -ENOMEM) {
@@ -753,9 +753,9 @@ int tac_md_save(struct tac_cache *c)
 		r = r < 0 ? r : 0;
 	}
 	if (!r)
-		r = __tac_sb_write(c, true);
+		r = tac_sb_write(c, true);
 	if (!r) {
-		__tac_commit_done(c, pages);
+		tac_commit_done(c, pages);
 		c->md.saved = true;
 	} else {
 		/*
@@ -884,15 +884,15 @@ int tac_md_load(struct tac_cache *c, bool discard_dirty, char **error)
 	if (c->md.rewrite) {
 		/* The entry skipped must not come back after another crash. */
 		bitmap_fill(c->md.pages, c->md.geo.map_pages);
-		r = __tac_write_changed(c, c->md.pages, true);
+		r = tac_write_changed(c, c->md.pages, true);
 		if (!r)
-			r = __tac_sb_write(c, false);
+			r = tac_sb_write(c, false);
 		if (r) {
 			*error = "Cannot write the cache's metadata";
 			mutex_unlock(&c->md.lock);
 			return r;
 		}
-		__tac_commit_done(c, c->md.pages);
+		tac_commit_done(c, c->md.pages);
 	}
 	if (c->md.was_clean)
 		tac_md_load_temps(c);
@@ -904,7 +904,7 @@ out:
 	if (!r && wipe) {
 		c->md.nr_dirty = 0;
 		c->md.temp_records = 0;
-		r = __tac_sb_write(c, c->md.was_clean);
+		r = tac_sb_write(c, c->md.was_clean);
 	}
 	mutex_unlock(&c->md.lock);
 	if (r)
@@ -981,8 +981,8 @@ static void tac_sb_load(struct tac_cache *c, const struct tac_disk_sb *sb)
  * Decide what the cache device holds and either adopt its superblock or
  * format it.  Nothing is written unless every check has passed.
  */
-static int __tac_md_open(struct tac_cache *c, u32 block_sectors,
-			 bool format, char **error)
+static int tac_md_do_open(struct tac_cache *c, u32 block_sectors,
+			  bool format, char **error)
 {
 	u64 cache_sectors = bdev_nr_sectors(c->cache);
 	enum tac_sb_verdict v[TAC_SB_SLOTS];
@@ -1081,7 +1081,7 @@ do_format:
 	if (!r)
 		r = tac_md_write_empty_maps(c);
 	if (!r)
-		r = __tac_sb_write(c, true);
+		r = tac_sb_write(c, true);
 	if (r) {
 		*error = "Cannot write the cache device's superblock";
 		return r;
@@ -1111,7 +1111,7 @@ int tac_md_open(struct tac_cache *c, u32 block_sectors, bool format,
 		return r;
 	}
 	mutex_lock(&c->md.lock);
-	r = __tac_md_open(c, block_sectors, format, error);
+	r = tac_md_do_open(c, block_sectors, format, error);
 	mutex_unlock(&c->md.lock);
 	if (r)
 		return r;

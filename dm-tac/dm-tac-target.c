@@ -193,7 +193,7 @@ static u32 tac_default_stats_extents(u32 nr_cblocks, u32 extent_blocks)
 /* ------------------------------------------------------------------ */
 /* The shared cache object */
 
-static struct tac_cache *__tac_cache_find(dev_t cache_dev)
+static struct tac_cache *tac_cache_find(dev_t cache_dev)
 {
 	struct tac_cache *c;
 
@@ -298,7 +298,7 @@ static int tac_cache_get(struct tac_c *tc)
 	int r;
 
 	mutex_lock(&tac_caches_lock);
-	c = __tac_cache_find(tc->cache_dev->bdev->bd_dev);
+	c = tac_cache_find(tc->cache_dev->bdev->bd_dev);
 	if (c) {
 		u32 given = tc->tun.given;
 

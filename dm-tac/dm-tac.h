@@ -457,7 +457,7 @@ int tac_md_load(struct tac_cache *c, bool discard_dirty, char **error);
 int tac_md_commit(struct tac_cache *c);
 void __tac_md_commit_bio(struct tac_cache *c, struct bio *bio);
 void tac_md_commit_kick(struct tac_cache *c);
-void tac_md_changed(struct tac_cache *c, u32 cblock);
+void __tac_md_changed(struct tac_cache *c, u32 cblock);
 
 /* dm-tac-writeback.c */
 int tac_wb_init(struct tac_cache *c);
