@@ -205,20 +205,28 @@ static void tac_sb_fill(struct tac_cache *c, struct tac_disk_sb *sb,
 	sb->csum = cpu_to_le32(tac_md_csum(sb));
 }
 
-/* Write the next superblock slot (FUA: durable on return). */
+/*
+ * Write the next superblock slot (FUA: durable on return).  Holds
+ * md.lock.  A failed write keeps its sequence number, so the next one
+ * goes to the same slot again: the other slot holds the last superblock
+ * known to be good, and only a write known to have landed may replace it.
+ */
 static int tac_sb_write(struct tac_cache *c, bool clean)
 {
 	int r;
 
+	lockdep_assert_held(&c->md.lock);
 	c->md.seq++;
 	tac_sb_fill(c, c->md.buf, clean);
 	/* The flush makes everything written before it durable first. */
 	r = tac_md_io(c, REQ_OP_WRITE | REQ_SYNC | REQ_PREFLUSH | REQ_FUA,
 		      (c->md.seq % TAC_SB_SLOTS) * TAC_MD_SECTORS,
 		      c->md.buf, TAC_MD_SECTORS);
-	if (r)
+	if (r) {
 		DMERR("writing the superblock of the cache device failed: %d",
 		      r);
+		c->md.seq--;
+	}
 	return r;
 }
 

@@ -918,7 +918,12 @@ static int tac_message(struct dm_target *ti, unsigned int argc, char **argv,
 		return tac_wb_flush(c);
 	if (!strcasecmp(argv[0], "invalidate") && argc == 1) {
 		tac_invalidate_all(c);
-		return 0;
+		/*
+		 * Suspended, the state was saved already and nothing else
+		 * writes it before the device goes: the dropped blocks would
+		 * be loaded again by the next constructor.
+		 */
+		return READ_ONCE(c->running) ? 0 : tac_md_commit(c);
 	}
 	if (!strcasecmp(argv[0], "reset_stats") && argc == 1) {
 		spin_lock_irq(&c->lock);

@@ -250,4 +250,34 @@ else
 	tap_skip "a save that fails keeps its pages for the next commit" "dm-flakey unavailable"
 fi
 
+# 8. A superblock write that fails keeps its slot for the next one: the
+#    other slot holds the last good superblock, which only a write known
+#    to have landed may replace.  A resume's superblock write (marking
+#    the cache in use) fails on a cache that errors writes; the resume
+#    after the cache is back writes the same slot.  Each write once took
+#    the next slot however the one before it ended, so that second
+#    write overwrote the last good superblock.
+if dmsetup targets | grep -q '^flakey'; then
+	tac_create tacsv "$sv_origin" /dev/mapper/tacsv_c 8 mode writethrough
+	dmsetup suspend tacsv
+	slot0=$(sb_slot /dev/mapper/tacsv_c)
+	seq0=$(sb_field /dev/mapper/tacsv_c seq)
+	swap tacsv_c "0 $svlen flakey $sv_cache_lo 0 0 3600 1 error_writes"
+	if dmsetup resume tacsv 2>/dev/null; then
+		tap_fail "a resume whose superblock write fails fails" "it resumed"
+	else
+		tap_ok "a resume whose superblock write fails fails"
+	fi
+	swap tacsv_c "0 $svlen linear $sv_cache_lo 0"
+	check_cmd "...and the next resume, with the cache back, works" \
+		dmsetup resume tacsv
+	check_eq "...writing the next sequence number" $((seq0 + 1)) \
+		"$(sb_field /dev/mapper/tacsv_c seq)"
+	check_eq "...to the other slot than the last good superblock's" \
+		$((1 - slot0)) "$(sb_slot /dev/mapper/tacsv_c)"
+	dm_remove tacsv
+else
+	tap_skip "a superblock write that fails keeps its slot" "dm-flakey unavailable"
+fi
+
 tap_done

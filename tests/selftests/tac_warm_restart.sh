@@ -215,4 +215,36 @@ else
 	tap_skip "a suspend whose origin flush fails leaves the superblock unclean" "no dm-flakey"
 fi
 
+# 'invalidate' on a suspended device is committed at once: the suspend
+# saved the blocks already, a removal of a suspended device saves
+# nothing more, and the next start loaded the "dropped" blocks again,
+# serving their old data over an origin changed meanwhile.
+scratch_dev iorigin 8
+scratch_dev icache 8
+dd if=/dev/urandom of="$iorigin" bs=1M count=8 oflag=direct status=none
+tac_create taci "$iorigin" "$icache" 8 mode writethrough
+for i in 1 2 3 4; do
+	printf '%s\n' 100 200 300 400 | read_blocks /dev/mapper/taci 4
+	[ "$(tac_stat taci used)" -ge 4 ] && break
+	sleep 0.3
+done
+check_ge "invalidate while suspended: blocks cached first" 4 \
+	"$(tac_stat taci used)"
+dmsetup suspend taci
+check_cmd "...invalidate on the suspended device" \
+	dmsetup message taci 0 invalidate
+dm_remove taci
+dd if=/dev/urandom of="$iorigin" bs=4k seek=100 count=1 oflag=direct \
+	status=none
+tac_create taci "$iorigin" "$icache" 8 mode writethrough
+# ("used" would count udev's probes of the new device, which are cached.)
+dmsetup message taci 0 reset_stats
+printf '%s\n' 200 300 400 | read_blocks /dev/mapper/taci 4
+check_eq "...the next start serves none of them from the cache (hits)" 0 \
+	"$(tac_stat taci read_hits)"
+check_eq "...and reads what the origin holds now" \
+	"$(dd if="$iorigin" bs=4k skip=100 count=1 iflag=direct status=none | md5sum)" \
+	"$(dd if=/dev/mapper/taci bs=4k skip=100 count=1 iflag=direct status=none | md5sum)"
+dm_remove taci
+
 tap_done
