@@ -239,50 +239,6 @@ static void __tac_first_block_only(struct dm_target *ti,
 /* ------------------------------------------------------------------ */
 /* Checksums and our pages */
 
-DEFINE_STATIC_KEY_FALSE(tac_crc_by_table);
-
-/* Best time of a few rounds of crc32c over @buf (PAGE_SIZE), in ns. */
-static u64 tac_crc_ns(const u8 *buf, bool table, u32 *crc)
-{
-	u64 best = U64_MAX, t;
-	int i, j;
-
-	for (i = 0; i < 5; i++) {
-		t = ktime_get_ns();
-		for (j = 0; j < 8; j++)
-			*crc = table ? __crc32c_le(~0U, buf, PAGE_SIZE) :
-				       crc32c(~0U, buf, PAGE_SIZE);
-		best = min(best, (ktime_get_ns() - t) / 8);
-		cond_resched();
-	}
-	return best;
-}
-
-/* Module load: time both crc32c codes (see tac_crc32c()), keep the faster. */
-void tac_crc_select(void)
-{
-	u32 lib_crc, table_crc, i;
-	u64 lib, table;
-	u8 *buf;
-
-	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
-	if (!buf)
-		return;
-	for (i = 0; i < PAGE_SIZE; i++)
-		buf[i] = i * 131 + (i >> 8);
-	lib = tac_crc_ns(buf, false, &lib_crc);
-	table = tac_crc_ns(buf, true, &table_crc);
-	kfree(buf);
-	if (table_crc != lib_crc)
-		DMERR("checksums: the crc32c table code gives %08x, the library %08x: using the library",
-		      table_crc, lib_crc);
-	else if (table < lib)
-		static_branch_enable(&tac_crc_by_table);
-	DMINFO("checksums: crc32c library %llu ns, table %llu ns per 4 KiB: using the %s",
-	       lib, table, table < lib && table_crc == lib_crc ?
-	       "table" : "library");
-}
-
 /*
  * Checksums of @nr data units of @bio from @iter (at a unit boundary),
  * as stored in c->crc.

@@ -274,12 +274,6 @@ static u32 tac_blocks_per_page(struct tac_cache *c)
 	return TAC_MD_SECTORS * tac_entries_per_sector(c->units);
 }
 
-/* The map page a cache block's entry is in must be written at commit. */
-void __tac_md_changed(struct tac_cache *c, u32 cblock)
-{
-	__set_bit(cblock / tac_blocks_per_page(c), c->md_changed);
-}
-
 /* After a durable commit of page @pgno: release what it made free. */
 static void __tac_page_committed(struct tac_cache *c, u64 pgno)
 {
@@ -1106,6 +1100,7 @@ int tac_md_open(struct tac_cache *c, u32 block_sectors, bool format,
 	int r;
 
 	mutex_init(&c->md.lock);
+	c->md.page_blocks = tac_blocks_per_page(c);
 	c->md.buf = kzalloc(TAC_SB_SLOTS * TAC_MD_BLOCK, GFP_KERNEL);
 	if (!c->md.buf) {
 		*error = "Cannot allocate the metadata buffer";
@@ -1128,9 +1123,10 @@ int tac_md_open(struct tac_cache *c, u32 block_sectors, bool format,
 	INIT_WORK(&c->commit_work, tac_commit_worker);
 	c->md.chunk = kvmalloc(TAC_MD_CHUNK * TAC_MD_BLOCK, GFP_KERNEL);
 	c->md.pages = bitmap_zalloc(c->md.geo.map_pages, GFP_KERNEL);
+	c->md_changed = bitmap_zalloc(c->md.geo.map_pages, GFP_KERNEL);
 	c->commit_wq = alloc_ordered_workqueue("dm-tac-commit",
 					       WQ_MEM_RECLAIM);
-	if (!c->md.chunk || !c->md.pages || !c->commit_wq) {
+	if (!c->md.chunk || !c->md.pages || !c->md_changed || !c->commit_wq) {
 		*error = "Cannot allocate the metadata commit buffers";
 		return -ENOMEM;
 	}
@@ -1143,6 +1139,7 @@ void tac_md_close(struct tac_cache *c)
 		destroy_workqueue(c->commit_wq);
 	kvfree(c->md.chunk);
 	bitmap_free(c->md.pages);
+	bitmap_free(c->md_changed);
 	if (c->md.io_client)
 		dm_io_client_destroy(c->md.io_client);
 	kfree(c->md.buf);

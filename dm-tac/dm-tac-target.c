@@ -214,7 +214,6 @@ static void tac_cache_free(struct tac_cache *c)
 	if (c->wq)
 		destroy_workqueue(c->wq);
 	tac_wb_exit(c);
-	bitmap_free(c->md_changed);
 	mempool_exit(&c->page_pool);
 	bioset_exit(&c->bs);
 	if (c->policy)
@@ -276,10 +275,9 @@ static int tac_cache_build(struct tac_cache *c, struct tac_c *tc)
 		ti->error = "Cannot allocate the bio set";
 		return r;
 	}
-	c->md_changed = bitmap_zalloc(c->md.geo.map_pages, GFP_KERNEL);
 	c->wq = alloc_workqueue("dm-tac", WQ_MEM_RECLAIM, 1);
 	c->wb_wq = alloc_workqueue("dm-tac-wb", WQ_MEM_RECLAIM, 1);
-	if (!c->md_changed || !c->wq || !c->wb_wq) {
+	if (!c->wq || !c->wb_wq) {
 		ti->error = "Cannot allocate the cache's workqueues";
 		return -ENOMEM;
 	}
@@ -337,7 +335,6 @@ static int tac_cache_get(struct tac_c *tc)
 	refcount_set(&c->refs, 1);
 	spin_lock_init(&c->lock);
 	mutex_init(&c->page_pool_lock);
-	bio_list_init(&c->deferred);
 	bio_list_init(&c->commit_waiters);
 	INIT_LIST_HEAD(&c->fills);
 	init_waitqueue_head(&c->bg_wait);

@@ -494,13 +494,6 @@ void tac_wb_exit(struct tac_cache *c)
 	kvfree(c->cleaner_mem);
 }
 
-/* Any context: let the cleaner look at the situation. */
-void tac_wb_kick(struct tac_cache *c)
-{
-	if (!READ_ONCE(c->cleaner_stopped))
-		mod_delayed_work(c->wb_wq, &c->cleaner_work, 0);
-}
-
 void tac_wb_start(struct tac_cache *c)
 {
 	WRITE_ONCE(c->cleaner_stopped, false);

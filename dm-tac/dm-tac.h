@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Definitions shared by the dm-tac target (dm-tac-target.c) and its
- * on-disk metadata code (dm-tac-metadata.c).
+ * Definitions shared by every file of the dm-tac module (the dependency
+ * order of the files is in Kbuild).
  *
  * One struct tac_cache exists per cache device in use.  A table reload
  * (new table loaded, old one suspended, new one resumed, old one destroyed)
@@ -83,6 +83,7 @@ struct tac_md {
 	unsigned long last_commit;	/* jiffies */
 	u32 extent_blocks;		/* extent size of those records */
 	bool was_clean;			/* last shutdown was clean */
+	u32 page_blocks;		/* map entries per map page */
 	bool saved;			/* tac_md_save() done, not resumed
 					 * since: a superblock may say clean
 					 * (under lock) */
@@ -208,7 +209,7 @@ static inline u32 tac_crc32c(u32 crc, const void *p, unsigned int len)
 	return crc32c(crc, p, len);
 }
 
-void tac_crc_select(void);
+void tac_crc_select(void);	/* dm-tac-blocks.c */
 
 /* The form of a crc32c kept in c->crc. */
 static inline u32 tac_crc_full(u32 crc32c)
@@ -457,12 +458,30 @@ int tac_md_load(struct tac_cache *c, bool discard_dirty, char **error);
 int tac_md_commit(struct tac_cache *c);
 void __tac_md_commit_bio(struct tac_cache *c, struct bio *bio);
 void tac_md_commit_kick(struct tac_cache *c);
-void __tac_md_changed(struct tac_cache *c, u32 cblock);
+
+/*
+ * The map page a cache block's entry is in must be written at commit.
+ * Holds c->lock (the commit copies and clears c->md_changed under it).
+ * Inline: the block-state code marks pages without calling up into the
+ * metadata code.
+ */
+static inline void __tac_md_changed(struct tac_cache *c, u32 cblock)
+{
+	__set_bit(cblock / c->md.page_blocks, c->md_changed);
+}
 
 /* dm-tac-writeback.c */
 int tac_wb_init(struct tac_cache *c);
 void tac_wb_exit(struct tac_cache *c);
-void tac_wb_kick(struct tac_cache *c);
+/*
+ * Any context: let the cleaner look at the situation.  Inline: the
+ * block-state code rings this without calling up into dm-tac-writeback.c.
+ */
+static inline void tac_wb_kick(struct tac_cache *c)
+{
+	if (!READ_ONCE(c->cleaner_stopped))
+		mod_delayed_work(c->wb_wq, &c->cleaner_work, 0);
+}
 void tac_wb_stop(struct tac_cache *c);
 void tac_wb_start(struct tac_cache *c);
 int tac_wb_flush(struct tac_cache *c);
