@@ -33,7 +33,7 @@ static inline u32 rnd_below(u64 *s, u32 n)
 
 static inline enum tac_class req(struct tac_policy *p, u64 first, u32 nr)
 {
-	return p->ops->request(p, to_oblock(first), nr, false);
+	return tac_policy_request(p, to_oblock(first), nr, false);
 }
 
 /* Aged temperature of @extent as the policy reports it; 0 if untracked. */
@@ -56,7 +56,7 @@ static inline u32 extent_temp(struct tac_policy *p, u64 extent)
 {
 	struct find_ctx f = { .extent = extent, .temp = 0 };
 
-	p->ops->walk_extents(p, find_fn, &f);
+	tac_policy_walk_extents(p, find_fn, &f);
 	return f.temp;
 }
 
@@ -64,7 +64,7 @@ static inline struct tac_policy_stats pstats(struct tac_policy *p)
 {
 	struct tac_policy_stats s;
 
-	p->ops->stats(p, &s);
+	tac_policy_stats(p, &s);
 	return s;
 }
 

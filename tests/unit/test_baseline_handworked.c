@@ -29,7 +29,7 @@ static u32 hits_of(struct tac_policy *p, const u64 *t, u32 n, int64_t *ev)
 
 	ref_next_use(t, n, next);
 	h = run_policy(p, t, policy_is_opt(p) ? next : NULL, n, hit, ev);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 	return h;
 }
 

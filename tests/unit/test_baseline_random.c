@@ -100,7 +100,7 @@ int main(void)
 			for (k = 0; k < P_NR; k++) {
 				p = create(k, c);
 				hits = run_policy(p, t, NULL, N, hit, ev);
-				p->ops->destroy(p);
+				tac_policy_destroy(p);
 				if (hits > best)
 					best = hits;
 				if (bad[k] < 0 && compare(k, c, N, &ref_hits) >= 0)
@@ -108,7 +108,7 @@ int main(void)
 			}
 			p = opt_policy_create(c);
 			opt_hits = run_policy(p, t, next, N, hit, ev);
-			p->ops->destroy(p);
+			tac_policy_destroy(p);
 			ref_hits = ref_opt_hits(t, N, c);
 			if (opt_hits != ref_hits && !opt_mismatch++) {
 				exp_opt = ref_hits;

@@ -34,7 +34,7 @@ static struct tac_policy *mk(u32 nr, u32 fill, u32 margin)
 
 static void set_temp(struct tac_policy *p, u64 ob, u32 temp)
 {
-	p->ops->load_extent(p, to_extent(ob), temp);
+	tac_policy_load_extent(p, to_extent(ob), temp);
 }
 
 /* admit() with plain numbers; *cb and *ev are left alone on -ENOSPC. */
@@ -42,7 +42,7 @@ static int adm(struct tac_policy *p, u64 ob, u32 *cb, u64 *ev)
 {
 	tac_cblock_t c = to_cblock(0);
 	tac_oblock_t e = to_oblock(0);
-	int r = p->ops->admit(p, to_oblock(ob), &c, &e);
+	int r = tac_policy_admit(p, to_oblock(ob), &c, &e);
 
 	if (r >= 0 && cb)
 		*cb = from_cblock(c);
@@ -56,7 +56,7 @@ static long look(struct tac_policy *p, u64 ob)
 {
 	tac_cblock_t c;
 
-	if (p->ops->lookup(p, to_oblock(ob), &c, true))
+	if (tac_policy_lookup(p, to_oblock(ob), &c, true))
 		return -1;
 	return from_cblock(c);
 }
@@ -93,7 +93,7 @@ static void admit_exactly_one_percent_warmer_is_bypassed(void)
 	EXPECT_EQ(1, pstats(p).bypasses);
 	EXPECT_EQ(0, look(p, 1));
 	EXPECT_EQ(-1, look(p, 10));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /* 1011 beats 1000 by more than 1%: the coldest block is the victim. */
@@ -112,7 +112,7 @@ static void admit_just_over_one_percent_evicts_the_coldest(void)
 	EXPECT_EQ(0, look(p, 10));
 	EXPECT_EQ(1, pstats(p).evictions);
 	EXPECT_EQ(5, pstats(p).admissions);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 static void admit_just_under_one_percent_is_bypassed(void)
@@ -122,7 +122,7 @@ static void admit_just_under_one_percent_is_bypassed(void)
 	EXPECT_TRUE(p);
 	set_temp(p, 10, 1009);
 	EXPECT_EQ(-ENOSPC, adm(p, 10, NULL, NULL));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /* Coldest at 0: any warmth wins, none does not. */
@@ -136,7 +136,7 @@ static void admit_against_coldest_at_zero(void)
 	set_temp(p, 11, 1);
 	EXPECT_EQ(1, adm(p, 11, NULL, &ev));
 	EXPECT_EQ(1, ev);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /*
@@ -153,7 +153,7 @@ static void admit_margin_at_saturated_temperatures(void)
 	set_temp(p, 4, U32_MAX);
 	set_temp(p, 10, U32_MAX);
 	EXPECT_EQ(1, adm(p, 10, NULL, NULL));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 
 	p = full4(1, 4252442867U);
 	EXPECT_TRUE(p);
@@ -162,7 +162,7 @@ static void admit_margin_at_saturated_temperatures(void)
 	set_temp(p, 4, U32_MAX);
 	set_temp(p, 10, U32_MAX);
 	EXPECT_EQ(-ENOSPC, adm(p, 10, NULL, NULL));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /* Margin 0 is TAC section 3.2's plain rule: strictly warmer. */
@@ -175,7 +175,7 @@ static void admit_margin_zero_needs_strictly_warmer(void)
 	EXPECT_EQ(-ENOSPC, adm(p, 10, NULL, NULL));
 	set_temp(p, 10, 1001);
 	EXPECT_EQ(1, adm(p, 10, NULL, NULL));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /*
@@ -195,7 +195,7 @@ static void victim_search_refreshes_a_stale_top(void)
 	EXPECT_EQ(1, adm(p, 10, NULL, &ev));
 	EXPECT_EQ(2, ev);
 	EXPECT_EQ(5100, pstats(p).coldest_temp);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /*
@@ -218,7 +218,7 @@ static void victim_search_rechecks_the_top_five_times(void)
 	set_temp(p, 100, 500);
 	EXPECT_EQ(1, adm(p, 100, NULL, &ev));
 	EXPECT_EQ(6, ev);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /*
@@ -234,11 +234,11 @@ static void fill_threshold_admits_all_then_tests_even_with_free_blocks(void)
 
 	EXPECT_TRUE(p);
 	for (i = 0; i < 10; i++) {
-		EXPECT_TRUE(p->ops->would_admit(p, to_oblock(100 + i)));
+		EXPECT_TRUE(tac_policy_would_admit(p, to_oblock(100 + i)));
 		EXPECT_EQ(0, adm(p, 100 + i, &cb, NULL));
 		EXPECT_EQ(i, cb);
 	}
-	EXPECT_FALSE(p->ops->would_admit(p, to_oblock(200)));
+	EXPECT_FALSE(tac_policy_would_admit(p, to_oblock(200)));
 	EXPECT_EQ(-ENOSPC, adm(p, 200, NULL, NULL));
 	set_temp(p, 200, 1);
 	EXPECT_EQ(0, adm(p, 200, &cb, NULL));
@@ -254,7 +254,7 @@ static void fill_threshold_admits_all_then_tests_even_with_free_blocks(void)
 	EXPECT_EQ(1, adm(p, 400, &cb, &ev));
 	EXPECT_EQ(100, ev);		/* temperature 0, first inserted */
 	EXPECT_EQ(0, cb);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /* fill_threshold 0: the test applies from the first block (vs 0). */
@@ -271,7 +271,7 @@ static void fill_threshold_zero_tests_from_the_start(void)
 	EXPECT_EQ(0, adm(p, 2, NULL, NULL));
 	set_temp(p, 3, 1);
 	EXPECT_EQ(-ENOSPC, adm(p, 3, NULL, NULL));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 static void held_blocks_are_never_evicted(void)
@@ -282,23 +282,23 @@ static void held_blocks_are_never_evicted(void)
 
 	EXPECT_TRUE(p);
 	/* Hold ob 1 (cblock 0) twice: a flag, not a count. */
-	p->ops->hold(p, to_cblock(0), true);
-	p->ops->hold(p, to_cblock(0), true);
+	tac_policy_hold(p, to_cblock(0), true);
+	tac_policy_hold(p, to_cblock(0), true);
 	set_temp(p, 10, 9000);
 	EXPECT_EQ(1, adm(p, 10, NULL, &ev));
 	EXPECT_EQ(2, ev);
 	EXPECT_EQ(0, look(p, 1));
 	/* Hold everything: nothing can go. */
 	for (i = 1; i < 4; i++)
-		p->ops->hold(p, to_cblock(i), true);
+		tac_policy_hold(p, to_cblock(i), true);
 	set_temp(p, 11, 100000);
-	EXPECT_FALSE(p->ops->would_admit(p, to_oblock(11)));
+	EXPECT_FALSE(tac_policy_would_admit(p, to_oblock(11)));
 	EXPECT_EQ(-ENOSPC, adm(p, 11, NULL, NULL));
 	/* One hold(false) undoes both hold(true) calls on cblock 0. */
-	p->ops->hold(p, to_cblock(0), false);
+	tac_policy_hold(p, to_cblock(0), false);
 	EXPECT_EQ(1, adm(p, 11, NULL, &ev));
 	EXPECT_EQ(1, ev);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /*
@@ -317,14 +317,14 @@ static void held_blocks_beyond_the_skip_bound_bypass(void)
 		EXPECT_EQ(0, adm(p, i, NULL, NULL));
 	}
 	for (i = 0; i < 9; i++)
-		p->ops->hold(p, to_cblock(i), true);
+		tac_policy_hold(p, to_cblock(i), true);
 	set_temp(p, 50, 100000);
 	EXPECT_EQ(-ENOSPC, adm(p, 50, NULL, NULL));
-	p->ops->hold(p, to_cblock(4), false);
+	tac_policy_hold(p, to_cblock(4), false);
 	EXPECT_EQ(1, adm(p, 50, NULL, &ev));
 	EXPECT_EQ(4, ev);
 	EXPECT_EQ(100, pstats(p).coldest_temp);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 static void dirty_blocks_are_never_evicted(void)
@@ -335,18 +335,18 @@ static void dirty_blocks_are_never_evicted(void)
 
 	EXPECT_TRUE(p);
 	for (i = 0; i < 4; i++)
-		p->ops->set_dirty(p, to_cblock(i));
-	p->ops->set_dirty(p, to_cblock(0));	/* no-op */
+		tac_policy_set_dirty(p, to_cblock(i));
+	tac_policy_set_dirty(p, to_cblock(0));	/* no-op */
 	EXPECT_EQ(4, pstats(p).nr_dirty);
 	set_temp(p, 10, 100000);
 	EXPECT_EQ(-ENOSPC, adm(p, 10, NULL, NULL));
 	/* Clean ob 3 (cblock 2): the only candidate, though not coldest. */
-	p->ops->clear_dirty(p, to_cblock(2));
-	p->ops->clear_dirty(p, to_cblock(2));	/* no-op */
+	tac_policy_clear_dirty(p, to_cblock(2));
+	tac_policy_clear_dirty(p, to_cblock(2));	/* no-op */
 	EXPECT_EQ(3, pstats(p).nr_dirty);
 	EXPECT_EQ(1, adm(p, 10, NULL, &ev));
 	EXPECT_EQ(3, ev);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /* clear_dirty() keys the block with its extent's temperature now. */
@@ -356,20 +356,20 @@ static void clear_dirty_reinserts_with_current_temperature(void)
 	u64 ev = 0;
 
 	EXPECT_TRUE(p);
-	p->ops->set_dirty(p, to_cblock(0));	/* ob 1, inserted at 1000 */
+	tac_policy_set_dirty(p, to_cblock(0));	/* ob 1, inserted at 1000 */
 	set_temp(p, 1, 8000);
-	p->ops->clear_dirty(p, to_cblock(0));
+	tac_policy_clear_dirty(p, to_cblock(0));
 	set_temp(p, 10, 5500);
 	EXPECT_EQ(1, adm(p, 10, NULL, &ev));
 	EXPECT_EQ(2, ev);		/* not ob 1, now at 8000 */
 	EXPECT_EQ(5500, pstats(p).coldest_temp);	/* ob 10 */
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 static u32 batch(struct tac_policy *p, u64 from, u32 max, u64 *obs)
 {
 	struct tac_mapping out[64];
-	u32 n = p->ops->dirty_batch(p, to_oblock(from), out, max), i;
+	u32 n = tac_policy_dirty_batch(p, to_oblock(from), out, max), i;
 
 	for (i = 0; i < n; i++)
 		obs[i] = from_oblock(out[i].oblock);
@@ -386,10 +386,11 @@ static void dirty_batch_orders_by_origin_block_with_wrap(void)
 
 	EXPECT_TRUE(p);
 	for (i = 0; i < 7; i++)
-		EXPECT_EQ(0, p->ops->load_mapping(p, to_cblock(i * 2),
-						  to_oblock(dirty[i]), true));
-	EXPECT_EQ(0, p->ops->load_mapping(p, to_cblock(1), to_oblock(45),
-					  false));
+		EXPECT_EQ(0, tac_policy_load_mapping(p, to_cblock(i * 2),
+						     to_oblock(dirty[i]),
+						     true));
+	EXPECT_EQ(0, tac_policy_load_mapping(p, to_cblock(1), to_oblock(45),
+					     false));
 	EXPECT_EQ(3, batch(p, 35, 3, got));
 	EXPECT_EQ(40, got[0]);
 	EXPECT_EQ(50, got[1]);
@@ -406,7 +407,7 @@ static void dirty_batch_orders_by_origin_block_with_wrap(void)
 	EXPECT_EQ(10, got[0]);
 	EXPECT_EQ(20, got[1]);
 	EXPECT_EQ(0, batch(p, 0, 0, got));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 static u64 g_from;
@@ -434,8 +435,8 @@ static void dirty_batch_matches_brute_force_on_random_sets(void)
 
 			obs[i] = seed % 2 ? rnd_next(&s) :
 					    rnd_below(&s, 100000);
-			if (p->ops->load_mapping(p, to_cblock(i),
-						 to_oblock(obs[i]), dirty))
+			if (tac_policy_load_mapping(p, to_cblock(i),
+						    to_oblock(obs[i]), dirty))
 				continue;	/* duplicate ob */
 			if (dirty)
 				want[nd++] = obs[i];
@@ -447,7 +448,7 @@ static void dirty_batch_matches_brute_force_on_random_sets(void)
 		EXPECT_EQ(nd < max ? nd : max, n);
 		for (i = 0; i < n; i++)
 			EXPECT_EQ_U64(want[i], got[i]);
-		p->ops->destroy(p);
+		tac_policy_destroy(p);
 	}
 }
 
@@ -463,10 +464,10 @@ static void unmap_and_release_lifecycle(void)
 	EXPECT_TRUE(p);
 	EXPECT_EQ(0, adm(p, 7, &cb, NULL));
 	EXPECT_EQ(0, cb);
-	p->ops->set_dirty(p, to_cblock(0));
-	p->ops->unmap(p, to_cblock(0));
+	tac_policy_set_dirty(p, to_cblock(0));
+	tac_policy_unmap(p, to_cblock(0));
 	EXPECT_EQ(-1, look(p, 7));
-	EXPECT_FALSE(p->ops->mapping(p, to_cblock(0), &ob, &dirty));
+	EXPECT_FALSE(tac_policy_mapping(p, to_cblock(0), &ob, &dirty));
 	EXPECT_EQ(0, pstats(p).nr_mapped);
 	EXPECT_EQ(0, pstats(p).nr_dirty);
 	EXPECT_EQ(1, pstats(p).nr_detached);
@@ -474,12 +475,12 @@ static void unmap_and_release_lifecycle(void)
 	/* Detached space is still in use: nothing free, nothing to evict. */
 	set_temp(p, 8, 100000);
 	EXPECT_EQ(-ENOSPC, adm(p, 8, NULL, NULL));
-	p->ops->release(p, to_cblock(0));
+	tac_policy_release(p, to_cblock(0));
 	EXPECT_EQ(0, pstats(p).nr_detached);
 	EXPECT_EQ(0, adm(p, 8, &cb, NULL));
 	EXPECT_EQ(0, cb);
 	EXPECT_EQ(0, look(p, 8));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /* Broken calls warn and change nothing. */
@@ -490,16 +491,16 @@ static void contract_violations_warn_and_change_nothing(void)
 
 	EXPECT_TRUE(p);
 	EXPECT_EQ(0, adm(p, 7, NULL, NULL));
-	p->ops->release(p, to_cblock(0));	/* MAPPED, not DETACHED */
-	p->ops->unmap(p, to_cblock(1));		/* FREE */
-	p->ops->set_dirty(p, to_cblock(2));	/* FREE */
-	p->ops->hold(p, to_cblock(4), true);	/* out of range */
+	tac_policy_release(p, to_cblock(0));	/* MAPPED, not DETACHED */
+	tac_policy_unmap(p, to_cblock(1));		/* FREE */
+	tac_policy_set_dirty(p, to_cblock(2));	/* FREE */
+	tac_policy_hold(p, to_cblock(4), true);	/* out of range */
 	EXPECT_EQ(warns + 4, tools_warn_count);
 	EXPECT_EQ(0, look(p, 7));
 	EXPECT_EQ(1, pstats(p).nr_mapped);
 	EXPECT_EQ(0, pstats(p).nr_dirty);
 	EXPECT_EQ(0, pstats(p).nr_detached);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 static void load_mapping_rejects_bad_block_busy_block_and_duplicate(void)
@@ -509,22 +510,22 @@ static void load_mapping_rejects_bad_block_busy_block_and_duplicate(void)
 	bool dirty;
 
 	EXPECT_TRUE(p);
-	EXPECT_EQ(-EINVAL, p->ops->load_mapping(p, to_cblock(4),
-						to_oblock(1), false));
-	EXPECT_EQ(0, p->ops->load_mapping(p, to_cblock(2), to_oblock(1),
-					  true));
-	EXPECT_EQ(-EINVAL, p->ops->load_mapping(p, to_cblock(2),
-						to_oblock(5), false));
-	EXPECT_EQ(-EINVAL, p->ops->load_mapping(p, to_cblock(3),
-						to_oblock(1), false));
-	EXPECT_TRUE(p->ops->mapping(p, to_cblock(2), &ob, &dirty));
+	EXPECT_EQ(-EINVAL, tac_policy_load_mapping(p, to_cblock(4),
+						   to_oblock(1), false));
+	EXPECT_EQ(0, tac_policy_load_mapping(p, to_cblock(2), to_oblock(1),
+					     true));
+	EXPECT_EQ(-EINVAL, tac_policy_load_mapping(p, to_cblock(2),
+						   to_oblock(5), false));
+	EXPECT_EQ(-EINVAL, tac_policy_load_mapping(p, to_cblock(3),
+						   to_oblock(1), false));
+	EXPECT_TRUE(tac_policy_mapping(p, to_cblock(2), &ob, &dirty));
 	EXPECT_EQ(1, from_oblock(ob));
 	EXPECT_TRUE(dirty);
-	EXPECT_FALSE(p->ops->mapping(p, to_cblock(3), &ob, &dirty));
-	EXPECT_FALSE(p->ops->mapping(p, to_cblock(4), &ob, &dirty));
+	EXPECT_FALSE(tac_policy_mapping(p, to_cblock(3), &ob, &dirty));
+	EXPECT_FALSE(tac_policy_mapping(p, to_cblock(4), &ob, &dirty));
 	EXPECT_EQ(1, pstats(p).nr_mapped);
 	EXPECT_EQ(1, pstats(p).nr_dirty);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /* Loaded blocks are never handed out by admit(), wherever they lie. */
@@ -536,15 +537,15 @@ static void load_mapping_claims_blocks_from_the_free_pool(void)
 	EXPECT_TRUE(p);
 	EXPECT_EQ(0, adm(p, 100, &cb, NULL));	/* cblock 0 */
 	EXPECT_EQ(0, adm(p, 101, &cb, NULL));	/* cblock 1 */
-	p->ops->unmap(p, to_cblock(0));
-	p->ops->release(p, to_cblock(0));
-	p->ops->unmap(p, to_cblock(1));
-	p->ops->release(p, to_cblock(1));
+	tac_policy_unmap(p, to_cblock(0));
+	tac_policy_release(p, to_cblock(0));
+	tac_policy_unmap(p, to_cblock(1));
+	tac_policy_release(p, to_cblock(1));
 	/* 0 is on the released list, 3 above the never-used frontier. */
-	EXPECT_EQ(0, p->ops->load_mapping(p, to_cblock(0), to_oblock(5),
-					  false));
-	EXPECT_EQ(0, p->ops->load_mapping(p, to_cblock(3), to_oblock(6),
-					  false));
+	EXPECT_EQ(0, tac_policy_load_mapping(p, to_cblock(0), to_oblock(5),
+					     false));
+	EXPECT_EQ(0, tac_policy_load_mapping(p, to_cblock(3), to_oblock(6),
+					     false));
 	EXPECT_EQ(0, adm(p, 7, &cb, NULL));
 	seen |= 1U << cb;
 	EXPECT_EQ(0, adm(p, 8, &cb, NULL));
@@ -553,7 +554,7 @@ static void load_mapping_claims_blocks_from_the_free_pool(void)
 	EXPECT_EQ(4, pstats(p).nr_mapped);
 	EXPECT_EQ(0, look(p, 5));
 	EXPECT_EQ(3, look(p, 6));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 static void set_params_rejects_fixed_and_invalid_fields(void)
@@ -564,19 +565,19 @@ static void set_params_rejects_fixed_and_invalid_fields(void)
 	EXPECT_TRUE(p);
 	params.fill_threshold = 100;
 	params.extent_blocks = 2;
-	EXPECT_EQ(-EINVAL, p->ops->set_params(p, &params));
+	EXPECT_EQ(-EINVAL, tac_policy_set_params(p, &params));
 	params = base_params();
 	params.fill_threshold = 100;
 	params.stats_extents = 8192;
-	EXPECT_EQ(-EINVAL, p->ops->set_params(p, &params));
+	EXPECT_EQ(-EINVAL, tac_policy_set_params(p, &params));
 	params = base_params();
 	params.admit_margin = 50;
 	params.seq_threshold = params.seq_window;
-	EXPECT_EQ(-EINVAL, p->ops->set_params(p, &params));
+	EXPECT_EQ(-EINVAL, tac_policy_set_params(p, &params));
 	/* Nothing changed: the 1% margin still holds. */
 	set_temp(p, 10, 1011);
 	EXPECT_EQ(1, adm(p, 10, NULL, NULL));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 static void set_params_changes_the_margin_online(void)
@@ -586,12 +587,12 @@ static void set_params_changes_the_margin_online(void)
 
 	EXPECT_TRUE(p);
 	params.admit_margin = 50;
-	EXPECT_EQ(0, p->ops->set_params(p, &params));
+	EXPECT_EQ(0, tac_policy_set_params(p, &params));
 	set_temp(p, 10, 1500);
 	EXPECT_EQ(-ENOSPC, adm(p, 10, NULL, NULL));
 	set_temp(p, 10, 1501);
 	EXPECT_EQ(1, adm(p, 10, NULL, NULL));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 static void params_check_names_each_bad_field(void)
@@ -663,7 +664,7 @@ static void create_reports_the_ram_it_allocated(void)
 	s = pstats(p);
 	EXPECT_EQ(tac_policy_ram_bytes(1U << 20, &params), s.ram_bytes);
 	EXPECT_EQ(1U << 20, s.nr_blocks);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 static void drop_clean_frees_clean_unheld_blocks_only(void)
@@ -674,10 +675,10 @@ static void drop_clean_frees_clean_unheld_blocks_only(void)
 	EXPECT_TRUE(p);
 	for (i = 0; i < 6; i++)
 		EXPECT_EQ(0, adm(p, 10 + i, NULL, NULL));
-	p->ops->set_dirty(p, to_cblock(1));
-	p->ops->hold(p, to_cblock(2), true);
-	p->ops->unmap(p, to_cblock(3));
-	p->ops->drop_clean(p);
+	tac_policy_set_dirty(p, to_cblock(1));
+	tac_policy_hold(p, to_cblock(2), true);
+	tac_policy_unmap(p, to_cblock(3));
+	tac_policy_drop_clean(p);
 	EXPECT_EQ(-1, look(p, 10));
 	EXPECT_EQ(1, look(p, 11));
 	EXPECT_EQ(2, look(p, 12));
@@ -688,7 +689,7 @@ static void drop_clean_frees_clean_unheld_blocks_only(void)
 	for (i = 0; i < 3; i++)
 		EXPECT_EQ(0, adm(p, 20 + i, NULL, NULL));
 	EXPECT_EQ(5, pstats(p).nr_mapped);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /* Every stats field after a scripted run, 32-block extents. */
@@ -713,8 +714,8 @@ static void stats_report_every_field(void)
 	req(p, 2000, 1);			/* R, extent 62 */
 	EXPECT_EQ(1, adm(p, 2000, NULL, NULL));	/* evicts 65 (88) */
 	req(p, 3000, 2);			/* R, extent 93: 24762 */
-	p->ops->set_dirty(p, to_cblock(0));
-	p->ops->unmap(p, to_cblock(2));
+	tac_policy_set_dirty(p, to_cblock(0));
+	tac_policy_unmap(p, to_cblock(2));
 	s = pstats(p);
 	EXPECT_EQ(1, s.seq_requests);
 	EXPECT_EQ(4, s.random_requests);
@@ -728,11 +729,11 @@ static void stats_report_every_field(void)
 	EXPECT_EQ(5, s.tracked_extents);
 	EXPECT_EQ(12381, s.coldest_temp);	/* block of ob 1000 */
 	EXPECT_EQ(tac_policy_ram_bytes(3, &params), s.ram_bytes);
-	p->ops->reset_stats(p);
+	tac_policy_reset_stats(p);
 	s = pstats(p);
 	EXPECT_EQ(0, s.admissions + s.evictions + s.bypasses);
 	EXPECT_EQ(2, s.nr_mapped);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /* Origin blocks use all 64 bits, up to the last one. */
@@ -763,15 +764,15 @@ static void origin_blocks_use_40_bits(void)
 	EXPECT_EQ(0, look(p, top));
 	EXPECT_EQ(1, look(p, top - (1ULL << 32)));
 	EXPECT_EQ(-1, look(p, (u32)top));
-	EXPECT_TRUE(p->ops->mapping(p, to_cblock(0), &ob, &dirty));
+	EXPECT_TRUE(tac_policy_mapping(p, to_cblock(0), &ob, &dirty));
 	EXPECT_EQ(top, from_oblock(ob));
 	EXPECT_EQ(-EINVAL, adm(p, TAC_MAX_ORIGIN_BLOCKS + 1, NULL, NULL));
 	EXPECT_EQ(warns + 1, tools_warn_count);
 	EXPECT_EQ(-1, look(p, TAC_MAX_ORIGIN_BLOCKS + top));
-	EXPECT_EQ(-EINVAL, p->ops->load_mapping(p, to_cblock(3),
+	EXPECT_EQ(-EINVAL, tac_policy_load_mapping(p, to_cblock(3),
 			to_oblock(TAC_MAX_ORIGIN_BLOCKS), false));
 	EXPECT_EQ(2, pstats(p).nr_mapped);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /*
@@ -841,8 +842,9 @@ static void random_operations_match_a_model_of_block_states(void)
 				EXPECT_EQ(want, look(p, ob));
 				if (want >= 0)
 					continue;
-				would = p->ops->would_admit(p, to_oblock(ob));
-				r = p->ops->admit(p, to_oblock(ob), &c, &o);
+				would = tac_policy_would_admit(p,
+							to_oblock(ob));
+				r = tac_policy_admit(p, to_oblock(ob), &c, &o);
 				EXPECT_EQ(would, r >= 0);
 				if (r == 0) {
 					i = from_cblock(c);
@@ -860,24 +862,24 @@ static void random_operations_match_a_model_of_block_states(void)
 					EXPECT_EQ(-ENOSPC, r);
 				}
 			} else if (op == 10 || op == 11) {
-				p->ops->hold(p, to_cblock(cb), op == 10);
+				tac_policy_hold(p, to_cblock(cb), op == 10);
 				m.held[cb] = op == 10;
 			} else if (op == 12 && m.state[cb] == M_CLEAN) {
-				p->ops->set_dirty(p, to_cblock(cb));
+				tac_policy_set_dirty(p, to_cblock(cb));
 				m.state[cb] = M_DIRTY;
 			} else if (op == 13 && m.state[cb] == M_DIRTY) {
-				p->ops->clear_dirty(p, to_cblock(cb));
+				tac_policy_clear_dirty(p, to_cblock(cb));
 				m.state[cb] = M_CLEAN;
 			} else if (op == 14 && (m.state[cb] == M_CLEAN ||
 						m.state[cb] == M_DIRTY)) {
-				p->ops->unmap(p, to_cblock(cb));
+				tac_policy_unmap(p, to_cblock(cb));
 				m.state[cb] = M_DETACHED;
 			} else if (op == 15 && m.state[cb] == M_DETACHED) {
-				p->ops->release(p, to_cblock(cb));
+				tac_policy_release(p, to_cblock(cb));
 				m.state[cb] = M_FREE;
 				m.held[cb] = false;
 			} else if (op == 16 && rnd_below(&s, 10) == 0) {
-				p->ops->drop_clean(p);
+				tac_policy_drop_clean(p);
 				for (i = 0; i < MB; i++)
 					if (m.state[i] == M_CLEAN &&
 					    !m.held[i])
@@ -894,7 +896,7 @@ static void random_operations_match_a_model_of_block_states(void)
 				nx += m.state[i] == M_DETACHED;
 				c = to_cblock(i);
 				EXPECT_EQ(mapped,
-					  p->ops->mapping(p, c, &o, &dirty));
+					  tac_policy_mapping(p, c, &o, &dirty));
 				if (mapped) {
 					EXPECT_EQ(m.ob[i], from_oblock(o));
 					EXPECT_EQ(m.state[i] == M_DIRTY, dirty);
@@ -905,7 +907,7 @@ static void random_operations_match_a_model_of_block_states(void)
 			EXPECT_EQ(nx, st.nr_detached);
 
 			/* The cleaning order lists exactly the dirty blocks. */
-			n = p->ops->dirty_batch(p, to_oblock(0), out, MB);
+			n = tac_policy_dirty_batch(p, to_oblock(0), out, MB);
 			EXPECT_EQ(nd, n);
 			for (i = 0; i < n; i++) {
 				u32 b = from_cblock(out[i].cblock);
@@ -917,7 +919,7 @@ static void random_operations_match_a_model_of_block_states(void)
 						    out[i].oblock);
 			}
 		}
-		p->ops->destroy(p);
+		tac_policy_destroy(p);
 	}
 }
 

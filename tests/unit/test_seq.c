@@ -181,15 +181,15 @@ static void classifier_window_and_threshold_change_online(void)
 
 	/* Widen to 64: A's three entries are back in view. */
 	params.seq_window = 64;
-	EXPECT_EQ(0, p->ops->set_params(p, &params));
+	EXPECT_EQ(0, tac_policy_set_params(p, &params));
 	EXPECT_EQ(TAC_SEQUENTIAL, req(p, 3, 1));
 
 	/* Threshold 5: the fifth sight of A (block 4) is not enough. */
 	params.seq_threshold = 5;
-	EXPECT_EQ(0, p->ops->set_params(p, &params));
+	EXPECT_EQ(0, tac_policy_set_params(p, &params));
 	EXPECT_EQ(TAC_RANDOM, req(p, 4, 1));
 	EXPECT_EQ(TAC_SEQUENTIAL, req(p, 5, 1));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /* The policy counts requests by class, once per request. */
@@ -211,11 +211,11 @@ static void classifier_counts_requests_by_class(void)
 	s = pstats(p);
 	EXPECT_EQ(2, s.seq_requests);
 	EXPECT_EQ(3, s.random_requests);
-	p->ops->reset_stats(p);
+	tac_policy_reset_stats(p);
 	s = pstats(p);
 	EXPECT_EQ(0, s.seq_requests);
 	EXPECT_EQ(0, s.random_requests);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 int main(void)

@@ -44,7 +44,7 @@ static void temperature_default_costs_follow_eq_1(void)
 	EXPECT_EQ(12381, extent_temp(p, 0));
 	req(p, 64, 8);			/* sequential: 8 * 11 */
 	EXPECT_EQ(88, extent_temp(p, 2));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /* Blocks 0..3 one at a time: R R S S, so 2 * 1000 + 2 * 10. */
@@ -61,7 +61,7 @@ static void temperature_sums_cost_per_block_by_class(void)
 	/* A random 2-block request: 2 * 1000 in extent 5. */
 	req(p, 5 * 32 + 7, 2);
 	EXPECT_EQ(2000, extent_temp(p, 5));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /* Blocks 30..33 (sequential): two land in extent 0, two in extent 1. */
@@ -73,7 +73,7 @@ static void temperature_request_across_extents_splits_per_block(void)
 	EXPECT_EQ(TAC_SEQUENTIAL, req(p, 30, 4));
 	EXPECT_EQ(20, extent_temp(p, 0));
 	EXPECT_EQ(20, extent_temp(p, 1));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /* A disk faster than the SSD gives cost 0, never a wrapped negative. */
@@ -86,7 +86,7 @@ static void temperature_negative_cost_counts_as_zero(void)
 	EXPECT_EQ(0, extent_temp(p, 2));
 	req(p, 0, 1);			/* random: 950 */
 	EXPECT_EQ(950, extent_temp(p, 0));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /*
@@ -113,7 +113,7 @@ static void temperature_halves_every_aging_period_accesses(void)
 	req(p, 202 * 32, 1);
 	EXPECT_EQ(750, extent_temp(p, 0));
 	EXPECT_EQ(250, extent_temp(p, 1));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /* A request longer than the period halves in the middle: 5 blocks, period
@@ -126,7 +126,7 @@ static void temperature_halving_inside_one_request(void)
 	EXPECT_TRUE(p);
 	EXPECT_EQ(TAC_SEQUENTIAL, req(p, 0, 5));
 	EXPECT_EQ(20, extent_temp(p, 0));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 static void temperature_saturates_at_u32_max(void)
@@ -138,7 +138,7 @@ static void temperature_saturates_at_u32_max(void)
 	EXPECT_EQ_U64(U32_MAX, extent_temp(p, 0));
 	req(p, 1, 1);			/* still random: saturates */
 	EXPECT_EQ_U64(U32_MAX, extent_temp(p, 0));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /* Shortening aging_period below the accesses already counted halves now. */
@@ -157,9 +157,9 @@ static void temperature_shorter_period_set_online_halves_at_once(void)
 	params.cost_hdd_seq_us = 10;
 	params.cost_cache_us = 0;
 	params.stats_extents = 1024;
-	EXPECT_EQ(0, p->ops->set_params(p, &params));
+	EXPECT_EQ(0, tac_policy_set_params(p, &params));
 	EXPECT_EQ(500, extent_temp(p, 0));
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /*
@@ -232,7 +232,7 @@ static void lazy_aging_matches_eager_halving_on_random_sequences(void)
 				nr = EAGER_EXTENTS * 4 - first;
 			if (rnd_below(&s, 50) == 0) {
 				params.aging_period = 1 + rnd_below(&s, 40);
-				EXPECT_EQ(0, p->ops->set_params(p, &params));
+				EXPECT_EQ(0, tac_policy_set_params(p, &params));
 				e.period = params.aging_period;
 				if (e.since >= e.period)
 					eager_halve(&e);
@@ -245,7 +245,7 @@ static void lazy_aging_matches_eager_halving_on_random_sequences(void)
 			for (i = 0; i < EAGER_EXTENTS; i++)
 				EXPECT_EQ(e.temp[i], extent_temp(p, i));
 		}
-		p->ops->destroy(p);
+		tac_policy_destroy(p);
 	}
 }
 
@@ -390,10 +390,10 @@ static void stats_table_keeps_hot_extent_when_full(void)
 		EXPECT_TRUE(extent_temp(p, 7) > 0);
 	}
 	EXPECT_EQ(16, pstats(p).tracked_extents);
-	EXPECT_EQ(2, p->ops->hottest(p, top, 2));
+	EXPECT_EQ(2, tac_policy_hottest(p, top, 2));
 	EXPECT_EQ(7, from_extent(top[0].extent));
 	EXPECT_TRUE(top[0].temp > top[1].temp);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /* hottest() sorts, walk_extents() stops early, load_extent() sets. */
@@ -406,18 +406,19 @@ static void extent_walk_hottest_and_load(void)
 
 	EXPECT_TRUE(p);
 	for (i = 0; i < 6; i++)
-		EXPECT_EQ(0, p->ops->load_extent(p, to_extent(i), 100 * i + 5));
-	EXPECT_EQ(4, p->ops->hottest(p, out, 4));
+		EXPECT_EQ(0, tac_policy_load_extent(p, to_extent(i),
+						    100 * i + 5));
+	EXPECT_EQ(4, tac_policy_hottest(p, out, 4));
 	for (i = 0; i < 4; i++) {
 		EXPECT_EQ(5 - i, from_extent(out[i].extent));
 		EXPECT_EQ(100 * (5 - i) + 5, out[i].temp);
 	}
-	EXPECT_EQ(6, p->ops->hottest(p, out, 8));
+	EXPECT_EQ(6, tac_policy_hottest(p, out, 8));
 	EXPECT_EQ(0, from_extent(out[5].extent));
-	EXPECT_EQ(1, p->ops->walk_extents(p, find_fn, &f));
+	EXPECT_EQ(1, tac_policy_walk_extents(p, find_fn, &f));
 	EXPECT_EQ(305, f.temp);
 	EXPECT_EQ(6, pstats(p).tracked_extents);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 int main(void)

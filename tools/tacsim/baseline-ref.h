@@ -116,13 +116,13 @@ static inline u32 run_policy(struct tac_policy *p, const u64 *t, const u64 *next
 		if (next)
 			opt_policy_next_use(p, next[i]);
 		evicted[i] = -1;
-		if (p->ops->lookup(p, to_oblock(t[i]), &cb, true) == 0) {
+		if (tac_policy_lookup(p, to_oblock(t[i]), &cb, true) == 0) {
 			hit[i] = 1;
 			hits++;
 			continue;
 		}
 		hit[i] = 0;
-		r = p->ops->admit(p, to_oblock(t[i]), &cb, &ev);
+		r = tac_policy_admit(p, to_oblock(t[i]), &cb, &ev);
 		if (r == 1)
 			evicted[i] = (int64_t)from_oblock(ev);
 	}

@@ -376,9 +376,9 @@ static void classify(struct trace *t, u32 nr_blocks)
 	if (!p)
 		die("cannot create a TAC policy to classify requests");
 	for (i = 0; i < t->nr; i++)
-		t->r[i].cls = p->ops->request(p, to_oblock(t->r[i].first),
-					      t->r[i].nr, t->r[i].write);
-	p->ops->destroy(p);
+		t->r[i].cls = tac_policy_request(p, to_oblock(t->r[i].first),
+						 t->r[i].nr, t->r[i].write);
+	tac_policy_destroy(p);
 }
 
 /* ------------------------------------------------------------ OPT */
@@ -510,7 +510,8 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 		u64 c_miss;
 
 		if (is_tac) {
-			cls = p->ops->request(p, to_oblock(b), r->nr, r->write);
+			cls = tac_policy_request(p, to_oblock(b), r->nr,
+						 r->write);
 			mismatch += cls != r->cls;
 		}
 		c_miss = cls == TAC_SEQUENTIAL ? c_seq : c_rand;
@@ -527,22 +528,23 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 
 			if (write_around && r->write) {
 				time_us += c_miss;
-				if (!p->ops->lookup(p, to_oblock(b), &cb, false)) {
-					p->ops->unmap(p, cb);
-					p->ops->release(p, cb);
+				if (!tac_policy_lookup(p, to_oblock(b), &cb,
+						       false)) {
+					tac_policy_unmap(p, cb);
+					tac_policy_release(p, cb);
 					inval++;
 				}
 				continue;
 			}
 			if (next)
 				opt_policy_next_use(p, next[a]);
-			if (!p->ops->lookup(p, to_oblock(b), &cb, true)) {
+			if (!tac_policy_lookup(p, to_oblock(b), &cb, true)) {
 				hits++;
 				time_us += c_hit;
 				continue;
 			}
 			time_us += c_miss;
-			ret = p->ops->admit(p, to_oblock(b), &cb, &ev);
+			ret = tac_policy_admit(p, to_oblock(b), &cb, &ev);
 			if (ret >= 0) {
 				admits++;
 				time_us += c_admit;
@@ -552,7 +554,7 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 	}
 	res->seconds = now_s(CLOCK_THREAD_CPUTIME_ID) - t0;
 	res->wall_seconds = now_s(CLOCK_MONOTONIC) - w0;
-	p->ops->stats(p, &st);
+	tac_policy_stats(p, &st);
 	res->accesses = a;
 	res->reads = reads;
 	res->writes = a - reads;
@@ -576,7 +578,7 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 		fprintf(stderr,
 			"%s: warning: TAC's own stats (admissions %" PRIu64 ", evictions %" PRIu64 ") differ from the replay's\n",
 			prog, st.admissions, st.evictions);
-	p->ops->destroy(p);
+	tac_policy_destroy(p);
 }
 
 /* ------------------------------------------------------------ output */
