@@ -23,28 +23,28 @@ void tac_heap_init(struct tac_heap *h, struct tac_heap_node *nodes, u32 *pos,
 	h->capacity = capacity;
 }
 
-static void __place(struct tac_heap *h, u32 i, struct tac_heap_node n)
+static void heap_place(struct tac_heap *h, u32 i, struct tac_heap_node n)
 {
 	h->nodes[i] = n;
 	h->pos[n.item] = i;
 }
 
 /* Move @n up from hole @i; returns where it landed. */
-static u32 __sift_up(struct tac_heap *h, u32 i, struct tac_heap_node n)
+static u32 heap_sift_up(struct tac_heap *h, u32 i, struct tac_heap_node n)
 {
 	while (i) {
 		u32 parent = (i - 1) / 2;
 
 		if (h->nodes[parent].key <= n.key)
 			break;
-		__place(h, i, h->nodes[parent]);
+		heap_place(h, i, h->nodes[parent]);
 		i = parent;
 	}
-	__place(h, i, n);
+	heap_place(h, i, n);
 	return i;
 }
 
-static void __sift_down(struct tac_heap *h, u32 i, struct tac_heap_node n)
+static void heap_sift_down(struct tac_heap *h, u32 i, struct tac_heap_node n)
 {
 	for (;;) {
 		u32 c = 2 * i + 1;
@@ -55,17 +55,17 @@ static void __sift_down(struct tac_heap *h, u32 i, struct tac_heap_node n)
 			c++;
 		if (h->nodes[c].key >= n.key)
 			break;
-		__place(h, i, h->nodes[c]);
+		heap_place(h, i, h->nodes[c]);
 		i = c;
 	}
-	__place(h, i, n);
+	heap_place(h, i, n);
 }
 
 /* Put @n into hole @i, up or down as its key requires. */
-static void __fill_hole(struct tac_heap *h, u32 i, struct tac_heap_node n)
+static void heap_fill_hole(struct tac_heap *h, u32 i, struct tac_heap_node n)
 {
-	if (__sift_up(h, i, n) == i)
-		__sift_down(h, i, n);
+	if (heap_sift_up(h, i, n) == i)
+		heap_sift_down(h, i, n);
 }
 
 void tac_heap_push(struct tac_heap *h, u32 item, u32 key)
@@ -74,7 +74,7 @@ void tac_heap_push(struct tac_heap *h, u32 item, u32 key)
 
 	if (WARN_ON_ONCE(h->size >= h->capacity))
 		return;
-	__sift_up(h, h->size++, n);
+	heap_sift_up(h, h->size++, n);
 }
 
 struct tac_heap_node tac_heap_pop(struct tac_heap *h)
@@ -82,7 +82,7 @@ struct tac_heap_node tac_heap_pop(struct tac_heap *h)
 	struct tac_heap_node top = h->nodes[0];
 
 	if (--h->size)
-		__sift_down(h, 0, h->nodes[h->size]);
+		heap_sift_down(h, 0, h->nodes[h->size]);
 	return top;
 }
 
@@ -93,7 +93,7 @@ void tac_heap_remove(struct tac_heap *h, u32 item)
 	if (WARN_ON_ONCE(i >= h->size || h->nodes[i].item != item))
 		return;
 	if (i != --h->size)
-		__fill_hole(h, i, h->nodes[h->size]);
+		heap_fill_hole(h, i, h->nodes[h->size]);
 }
 
 void tac_heap_update(struct tac_heap *h, u32 item, u32 key)
@@ -103,7 +103,7 @@ void tac_heap_update(struct tac_heap *h, u32 item, u32 key)
 
 	if (WARN_ON_ONCE(i >= h->size || h->nodes[i].item != item))
 		return;
-	__fill_hole(h, i, n);
+	heap_fill_hole(h, i, n);
 }
 
 /*
@@ -119,11 +119,11 @@ void tac_heap_filter(struct tac_heap *h, bool (*keep)(void *ctx, u32 item),
 		struct tac_heap_node n = h->nodes[i];
 
 		if (keep(ctx, n.item))
-			__place(h, kept++, n);
+			heap_place(h, kept++, n);
 	}
 	h->size = kept;
 	for (i = kept / 2; i-- > 0;)
-		__sift_down(h, i, h->nodes[i]);
+		heap_sift_down(h, i, h->nodes[i]);
 }
 
 /* The heap property and the position index agree: for tests, O(n). */

@@ -98,7 +98,7 @@
  * Packed to 9 bytes so that one hash chain step touches one cache line:
  * the origin block in 40 bits (below TAC_MAX_ORIGIN_BLOCKS, which
  * tac_admit() and tac_load_mapping() refuse to pass), read and written
- * only through __ob() and __set_ob().
+ * only through tac_ob() and tac_set_ob().
  */
 struct tac_block {
 	u32 ob_lo;
@@ -218,13 +218,13 @@ int tac_params_check(const struct tac_params *params, u32 nr_blocks,
 	return bad ? -EINVAL : 0;
 }
 
-static u32 __nr_buckets(u32 nr_blocks)
+static u32 tac_nr_buckets(u32 nr_blocks)
 {
 	/* Load factor 4/3: chains stay short within the memory budget. */
 	return nr_blocks - nr_blocks / 4;
 }
 
-static u64 __bitmap_bytes(u32 nr_blocks)
+static u64 tac_bitmap_bytes(u32 nr_blocks)
 {
 	return (u64)BITS_TO_LONGS((u64)nr_blocks) * sizeof(unsigned long);
 }
@@ -237,20 +237,20 @@ u64 tac_policy_ram_bytes(u32 nr_blocks, const struct tac_params *params)
 	       n * sizeof(struct tac_block) +
 	       n * sizeof(u32) +			/* pos */
 	       n * sizeof(struct tac_heap_node) +
-	       (u64)__nr_buckets(nr_blocks) * sizeof(u32) +
-	       2 * __bitmap_bytes(nr_blocks) +		/* dirty, held */
+	       (u64)tac_nr_buckets(nr_blocks) * sizeof(u32) +
+	       2 * tac_bitmap_bytes(nr_blocks) +	/* dirty, held */
 	       (u64)params->stats_extents * sizeof(struct tac_temp_entry);
 }
 
 /* kvmalloc() refuses more than INT_MAX bytes; vmalloc() does not. */
-static void *__alloc_array(size_t n, size_t size)
+static void *tac_array_alloc(size_t n, size_t size)
 {
 	if (n > INT_MAX / size)
 		return vcalloc(n, size);
 	return kvcalloc(n, size, GFP_KERNEL);
 }
 
-static void __apply_params(struct tac *tac, const struct tac_params *params)
+static void tac_apply_params(struct tac *tac, const struct tac_params *params)
 {
 	u32 cache = params->cost_cache_us;
 
@@ -265,14 +265,14 @@ static void __apply_params(struct tac *tac, const struct tac_params *params)
  * Mapping: origin block -> cache block hash, free blocks
  */
 
-static tac_oblock_t __ob(const struct tac *tac, u32 cb)
+static tac_oblock_t tac_ob(const struct tac *tac, u32 cb)
 {
 	const struct tac_block *b = &tac->blocks[cb];
 
 	return to_oblock((u64)b->ob_hi << 32 | b->ob_lo);
 }
 
-static void __set_ob(struct tac *tac, u32 cb, tac_oblock_t oblock)
+static void tac_set_ob(struct tac *tac, u32 cb, tac_oblock_t oblock)
 {
 	u64 ob = from_oblock(oblock);
 
@@ -280,33 +280,33 @@ static void __set_ob(struct tac *tac, u32 cb, tac_oblock_t oblock)
 	tac->blocks[cb].ob_hi = ob >> 32;
 }
 
-static u32 __bucket(struct tac *tac, tac_oblock_t oblock)
+static u32 tac_bucket(struct tac *tac, tac_oblock_t oblock)
 {
 	u32 h = (from_oblock(oblock) * 0x61c8864680b583ebULL) >> 32;
 
 	return ((u64)h * tac->nr_buckets) >> 32;
 }
 
-static u32 __hash_find(struct tac *tac, tac_oblock_t oblock)
+static u32 tac_hash_find(struct tac *tac, tac_oblock_t oblock)
 {
-	u32 cb = tac->buckets[__bucket(tac, oblock)];
+	u32 cb = tac->buckets[tac_bucket(tac, oblock)];
 
-	while (cb != TAC_NONE && __ob(tac, cb) != oblock)
+	while (cb != TAC_NONE && tac_ob(tac, cb) != oblock)
 		cb = tac->blocks[cb].next;
 	return cb;
 }
 
-static void __hash_insert(struct tac *tac, u32 cb)
+static void tac_hash_insert(struct tac *tac, u32 cb)
 {
-	u32 b = __bucket(tac, __ob(tac, cb));
+	u32 b = tac_bucket(tac, tac_ob(tac, cb));
 
 	tac->blocks[cb].next = tac->buckets[b];
 	tac->buckets[b] = cb;
 }
 
-static void __hash_remove(struct tac *tac, u32 cb)
+static void tac_hash_remove(struct tac *tac, u32 cb)
 {
-	u32 b = __bucket(tac, __ob(tac, cb));
+	u32 b = tac_bucket(tac, tac_ob(tac, cb));
 	u32 prev = TAC_NONE, cur = tac->buckets[b];
 
 	while (cur != cb) {
@@ -321,7 +321,7 @@ static void __hash_remove(struct tac *tac, u32 cb)
 		tac->blocks[prev].next = tac->blocks[cb].next;
 }
 
-static void __free_push(struct tac *tac, u32 cb)
+static void tac_free_push(struct tac *tac, u32 cb)
 {
 	tac->pos[cb] = CB_FREE;
 	tac->blocks[cb].next = tac->free_head;
@@ -334,7 +334,7 @@ static void __free_push(struct tac *tac, u32 cb)
  * list to build at creation, and load_mapping() can claim any FREE block
  * above the frontier in O(1).
  */
-static u32 __free_pop(struct tac *tac)
+static u32 tac_free_pop(struct tac *tac)
 {
 	u32 cb = tac->free_head;
 
@@ -355,7 +355,7 @@ static u32 __free_pop(struct tac *tac)
 }
 
 /* Take FREE block @cb out of the free pool for load_mapping(). */
-static void __free_claim(struct tac *tac, u32 cb)
+static void tac_free_claim(struct tac *tac, u32 cb)
 {
 	u32 prev = TAC_NONE, cur = tac->free_head;
 
@@ -376,12 +376,12 @@ static void __free_claim(struct tac *tac, u32 cb)
 		tac->blocks[prev].next = tac->blocks[cb].next;
 }
 
-static bool __is_mapped(struct tac *tac, u32 cb)
+static bool tac_is_mapped(struct tac *tac, u32 cb)
 {
 	return tac_heap_contains(&tac->heap, cb) || tac->pos[cb] == CB_DIRTY;
 }
 
-static bool __bad_cblock(struct tac *tac, tac_cblock_t cblock)
+static bool tac_bad_cblock(struct tac *tac, tac_cblock_t cblock)
 {
 	return WARN_ON_ONCE(from_cblock(cblock) >= tac->nr_blocks);
 }
@@ -390,19 +390,19 @@ static bool __bad_cblock(struct tac *tac, tac_cblock_t cblock)
  * Temperatures
  */
 
-static u64 __extent_of(struct tac *tac, u64 oblock)
+static u64 tac_extent_of(struct tac *tac, u64 oblock)
 {
 	return oblock >> tac->extent_shift;
 }
 
-static u32 __block_temp(struct tac *tac, u32 cb)
+static u32 tac_block_temp(struct tac *tac, u32 cb)
 {
-	u64 ob = from_oblock(__ob(tac, cb));
+	u64 ob = from_oblock(tac_ob(tac, cb));
 
-	return tac_temp_get(&tac->temps, __extent_of(tac, ob));
+	return tac_temp_get(&tac->temps, tac_extent_of(tac, ob));
 }
 
-static void __age_tick(struct tac *tac)
+static void tac_age_tick(struct tac *tac)
 {
 	tac_temp_halve(&tac->temps);
 	tac->in_epoch = 0;
@@ -414,7 +414,7 @@ static void __age_tick(struct tac *tac)
  * epoch boundaries, so the result is the same as adding block by block:
  * O(1 + nr / extent_blocks + nr / aging_period).
  */
-static void __account(struct tac *tac, u64 ob, u32 nr, u32 cost)
+static void tac_account(struct tac *tac, u64 ob, u32 nr, u32 cost)
 {
 	u32 extent_blocks = tac->params.extent_blocks;
 
@@ -423,10 +423,11 @@ static void __account(struct tac *tac, u64 ob, u32 nr, u32 cost)
 		u32 left = extent_blocks - (u32)(ob & (extent_blocks - 1));
 		u32 run = min3(nr, room, left);
 
-		tac_temp_add(&tac->temps, __extent_of(tac, ob), (u64)run * cost);
+		tac_temp_add(&tac->temps, tac_extent_of(tac, ob),
+			     (u64)run * cost);
 		tac->in_epoch += run;
 		if (tac->in_epoch >= tac->params.aging_period)
-			__age_tick(tac);
+			tac_age_tick(tac);
 		ob += run;
 		nr -= run;
 	}
@@ -437,14 +438,14 @@ static void __account(struct tac *tac, u64 ob, u32 nr, u32 cost)
  */
 
 /* The smoothed heap: @t must beat @coldest by admit_margin percent. */
-static bool __warmer(struct tac *tac, u32 t, u32 coldest)
+static bool tac_warmer(struct tac *tac, u32 t, u32 coldest)
 {
 	return (u64)t * 100 >
 	       (u64)coldest * (100 + tac->params.admit_margin);
 }
 
 /* Turbocharging section 3.3.1: aggressive filling up to tau percent. */
-static bool __filling(struct tac *tac)
+static bool tac_filling(struct tac *tac)
 {
 	u64 used = tac->nr_blocks - tac->nr_free;
 
@@ -457,11 +458,11 @@ static bool __filling(struct tac *tac)
  * most *@budget times in all.  A top whose key went down stays on top and
  * is now exact, so it ends the search.
  */
-static void __refresh_top(struct tac *tac, u32 *budget)
+static void tac_refresh_top(struct tac *tac, u32 *budget)
 {
 	while (*budget && !tac_heap_empty(&tac->heap)) {
 		struct tac_heap_node top = tac_heap_top(&tac->heap);
-		u32 t = __block_temp(tac, top.item);
+		u32 t = tac_block_temp(tac, top.item);
 
 		if (t == top.key)
 			return;
@@ -477,14 +478,14 @@ static void __refresh_top(struct tac *tac, u32 *budget)
  * is found within TAC_HELD_SKIPS held blocks.  Held blocks are popped and
  * put back afterwards, so each costs O(log n).
  */
-static bool __find_victim(struct tac *tac, struct tac_heap_node *victim)
+static bool tac_find_victim(struct tac *tac, struct tac_heap_node *victim)
 {
 	struct tac_heap_node aside[TAC_HELD_SKIPS];
 	u32 budget = TAC_HEAP_RECHECKS, nr_aside = 0;
 	bool found = false;
 
 	for (;;) {
-		__refresh_top(tac, &budget);
+		tac_refresh_top(tac, &budget);
 		if (tac_heap_empty(&tac->heap))
 			break;
 		*victim = tac_heap_top(&tac->heap);
@@ -518,21 +519,21 @@ static bool __find_victim(struct tac *tac, struct tac_heap_node *victim)
  * It may refresh heap keys, which changes no mapping, no counter and no
  * decision an exact heap would make, so would_admit() can share it.
  */
-static int __decide(struct tac *tac, u32 t, struct tac_heap_node *victim)
+static int tac_decide(struct tac *tac, u32 t, struct tac_heap_node *victim)
 {
 	u32 budget = TAC_HEAP_RECHECKS;
 	u32 coldest = 0;
 
 	if (tac->nr_free) {
-		if (__filling(tac))
+		if (tac_filling(tac))
 			return 0;
-		__refresh_top(tac, &budget);
+		tac_refresh_top(tac, &budget);
 		if (!tac_heap_empty(&tac->heap))
 			coldest = tac_heap_top(&tac->heap).key;
-		return __warmer(tac, t, coldest) ? 0 : -ENOSPC;
+		return tac_warmer(tac, t, coldest) ? 0 : -ENOSPC;
 	}
 
-	if (!__find_victim(tac, victim) || !__warmer(tac, t, victim->key))
+	if (!tac_find_victim(tac, victim) || !tac_warmer(tac, t, victim->key))
 		return -ENOSPC;
 	return 1;
 }
@@ -578,10 +579,10 @@ static enum tac_class tac_request(struct tac_policy *p, tac_oblock_t first,
 				 tac->params.seq_threshold);
 	if (class == TAC_SEQUENTIAL) {
 		tac->seq_requests++;
-		__account(tac, ob, nr_blocks, tac->cost_seq);
+		tac_account(tac, ob, nr_blocks, tac->cost_seq);
 	} else {
 		tac->random_requests++;
-		__account(tac, ob, nr_blocks, tac->cost_random);
+		tac_account(tac, ob, nr_blocks, tac->cost_random);
 	}
 	return class;
 }
@@ -590,7 +591,7 @@ static int tac_lookup(struct tac_policy *p, tac_oblock_t oblock,
 		      tac_cblock_t *cblock, bool record_hit)
 {
 	struct tac *tac = to_tac(p);
-	u32 cb = __hash_find(tac, oblock);
+	u32 cb = tac_hash_find(tac, oblock);
 
 	/* Temperatures, not recency: a hit changes nothing here. */
 	(void)record_hit;
@@ -604,10 +605,11 @@ static int tac_lookup(struct tac_policy *p, tac_oblock_t oblock,
 static bool tac_would_admit(struct tac_policy *p, tac_oblock_t oblock)
 {
 	struct tac *tac = to_tac(p);
-	u32 t = tac_temp_get(&tac->temps, __extent_of(tac, from_oblock(oblock)));
+	u32 t = tac_temp_get(&tac->temps,
+			     tac_extent_of(tac, from_oblock(oblock)));
 
 	/* Refreshing heap keys is invisible; the answer is kept for admit(). */
-	tac->pending.r = __decide(tac, t, &tac->pending.victim);
+	tac->pending.r = tac_decide(tac, t, &tac->pending.victim);
 	tac->pending.oblock = oblock;
 	tac->pending.valid = true;
 	return tac->pending.r >= 0;
@@ -617,7 +619,8 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 		     tac_cblock_t *cblock, tac_oblock_t *evicted)
 {
 	struct tac *tac = to_tac(p);
-	u32 t = tac_temp_get(&tac->temps, __extent_of(tac, from_oblock(oblock)));
+	u32 t = tac_temp_get(&tac->temps,
+			     tac_extent_of(tac, from_oblock(oblock)));
 	struct tac_heap_node victim;
 	u32 cb;
 	int r;
@@ -630,7 +633,7 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 		r = tac->pending.r;
 		victim = tac->pending.victim;
 	} else {
-		r = __decide(tac, t, &victim);
+		r = tac_decide(tac, t, &victim);
 	}
 	tac->pending.valid = false;
 
@@ -640,23 +643,23 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 	}
 
 	if (r == 0) {
-		cb = __free_pop(tac);
+		cb = tac_free_pop(tac);
 		if (WARN_ON_ONCE(cb == TAC_NONE)) {
 			tac->bypasses++;
 			return -ENOSPC;
 		}
 		/* A new mapping starts unheld, whatever came before. */
 		__clear_bit(cb, tac->held);
-		__set_ob(tac, cb, oblock);
-		__hash_insert(tac, cb);
+		tac_set_ob(tac, cb, oblock);
+		tac_hash_insert(tac, cb);
 		tac_heap_push(&tac->heap, cb, t);
 		tac->nr_mapped++;
 	} else {
 		cb = victim.item;
-		*evicted = __ob(tac, cb);
-		__hash_remove(tac, cb);
-		__set_ob(tac, cb, oblock);
-		__hash_insert(tac, cb);
+		*evicted = tac_ob(tac, cb);
+		tac_hash_remove(tac, cb);
+		tac_set_ob(tac, cb, oblock);
+		tac_hash_insert(tac, cb);
 		tac_heap_update(&tac->heap, cb, t);
 		tac->evictions++;
 	}
@@ -671,9 +674,10 @@ static void tac_unmap(struct tac_policy *p, tac_cblock_t cblock)
 	struct tac *tac = to_tac_changed(p);
 	u32 cb = from_cblock(cblock);
 
-	if (__bad_cblock(tac, cblock) || WARN_ON_ONCE(!__is_mapped(tac, cb)))
+	if (tac_bad_cblock(tac, cblock) ||
+	    WARN_ON_ONCE(!tac_is_mapped(tac, cb)))
 		return;
-	__hash_remove(tac, cb);
+	tac_hash_remove(tac, cb);
 	if (tac->pos[cb] == CB_DIRTY) {
 		__clear_bit(cb, tac->dirty);
 		tac->nr_dirty--;
@@ -690,11 +694,11 @@ static void tac_release(struct tac_policy *p, tac_cblock_t cblock)
 	struct tac *tac = to_tac_changed(p);
 	u32 cb = from_cblock(cblock);
 
-	if (__bad_cblock(tac, cblock) ||
+	if (tac_bad_cblock(tac, cblock) ||
 	    WARN_ON_ONCE(tac->pos[cb] != CB_DETACHED))
 		return;
 	tac->nr_detached--;
-	__free_push(tac, cb);
+	tac_free_push(tac, cb);
 }
 
 static void tac_hold(struct tac_policy *p, tac_cblock_t cblock, bool held)
@@ -702,7 +706,7 @@ static void tac_hold(struct tac_policy *p, tac_cblock_t cblock, bool held)
 	struct tac *tac = to_tac_changed(p);
 	u32 cb = from_cblock(cblock);
 
-	if (__bad_cblock(tac, cblock))
+	if (tac_bad_cblock(tac, cblock))
 		return;
 	if (held)
 		__set_bit(cb, tac->held);
@@ -715,8 +719,8 @@ static void tac_set_dirty(struct tac_policy *p, tac_cblock_t cblock)
 	struct tac *tac = to_tac_changed(p);
 	u32 cb = from_cblock(cblock);
 
-	if (__bad_cblock(tac, cblock) || tac->pos[cb] == CB_DIRTY ||
-	    WARN_ON_ONCE(!__is_mapped(tac, cb)))
+	if (tac_bad_cblock(tac, cblock) || tac->pos[cb] == CB_DIRTY ||
+	    WARN_ON_ONCE(!tac_is_mapped(tac, cb)))
 		return;
 	tac_heap_remove(&tac->heap, cb);
 	tac->pos[cb] = CB_DIRTY;
@@ -729,12 +733,12 @@ static void tac_clear_dirty(struct tac_policy *p, tac_cblock_t cblock)
 	struct tac *tac = to_tac_changed(p);
 	u32 cb = from_cblock(cblock);
 
-	if (__bad_cblock(tac, cblock) || tac_heap_contains(&tac->heap, cb) ||
+	if (tac_bad_cblock(tac, cblock) || tac_heap_contains(&tac->heap, cb) ||
 	    WARN_ON_ONCE(tac->pos[cb] != CB_DIRTY))
 		return;
 	__clear_bit(cb, tac->dirty);
 	tac->nr_dirty--;
-	tac_heap_push(&tac->heap, cb, __block_temp(tac, cb));
+	tac_heap_push(&tac->heap, cb, tac_block_temp(tac, cb));
 }
 
 /*
@@ -742,7 +746,7 @@ static void tac_clear_dirty(struct tac_policy *p, tac_cblock_t cblock)
  * @from, modulo 2^64): blocks below @from come after every block above it,
  * which is the wrap to block 0.
  */
-static void __batch_sift_down(struct tac_mapping *out, u32 n, u32 i, u64 from)
+static void tac_batch_sift_down(struct tac_mapping *out, u32 n, u32 i, u64 from)
 {
 	struct tac_mapping m = out[i];
 	u64 d = from_oblock(m.oblock) - from;
@@ -763,7 +767,7 @@ static void __batch_sift_down(struct tac_mapping *out, u32 n, u32 i, u64 from)
 	out[i] = m;
 }
 
-static void __batch_sift_up(struct tac_mapping *out, u32 i, u64 from)
+static void tac_batch_sift_up(struct tac_mapping *out, u32 i, u64 from)
 {
 	struct tac_mapping m = out[i];
 	u64 d = from_oblock(m.oblock) - from;
@@ -796,18 +800,18 @@ static u32 tac_dirty_batch(struct tac_policy *p, tac_oblock_t from,
 		while (bits) {
 			u32 cb = w * BITS_PER_LONG + __ffs(bits);
 			struct tac_mapping m = {
-				.oblock = __ob(tac, cb),
+				.oblock = tac_ob(tac, cb),
 				.cblock = to_cblock(cb),
 			};
 
 			bits &= bits - 1;
 			if (n < max) {
 				out[n] = m;
-				__batch_sift_up(out, n++, f);
+				tac_batch_sift_up(out, n++, f);
 			} else if (from_oblock(m.oblock) - f <
 				   from_oblock(out[0].oblock) - f) {
 				out[0] = m;
-				__batch_sift_down(out, n, 0, f);
+				tac_batch_sift_down(out, n, 0, f);
 			}
 		}
 	}
@@ -818,7 +822,7 @@ static u32 tac_dirty_batch(struct tac_policy *p, tac_oblock_t from,
 
 		out[0] = out[w - 1];
 		out[w - 1] = m;
-		__batch_sift_down(out, w - 1, 0, f);
+		tac_batch_sift_down(out, w - 1, 0, f);
 	}
 	return n;
 }
@@ -829,9 +833,9 @@ static bool tac_mapping(struct tac_policy *p, tac_cblock_t cblock,
 	struct tac *tac = to_tac(p);
 	u32 cb = from_cblock(cblock);
 
-	if (from_cblock(cblock) >= tac->nr_blocks || !__is_mapped(tac, cb))
+	if (from_cblock(cblock) >= tac->nr_blocks || !tac_is_mapped(tac, cb))
 		return false;
-	*oblock = __ob(tac, cb);
+	*oblock = tac_ob(tac, cb);
 	*dirty = tac->pos[cb] == CB_DIRTY;
 	return true;
 }
@@ -844,20 +848,20 @@ static int tac_load_mapping(struct tac_policy *p, tac_cblock_t cblock,
 
 	if (cb >= tac->nr_blocks || tac->pos[cb] != CB_FREE ||
 	    from_oblock(oblock) >= TAC_MAX_ORIGIN_BLOCKS ||
-	    __hash_find(tac, oblock) != TAC_NONE)
+	    tac_hash_find(tac, oblock) != TAC_NONE)
 		return -EINVAL;
 
-	__free_claim(tac, cb);
+	tac_free_claim(tac, cb);
 	__clear_bit(cb, tac->held);
-	__set_ob(tac, cb, oblock);
-	__hash_insert(tac, cb);
+	tac_set_ob(tac, cb, oblock);
+	tac_hash_insert(tac, cb);
 	tac->nr_mapped++;
 	if (dirty) {
 		tac->pos[cb] = CB_DIRTY;
 		__set_bit(cb, tac->dirty);
 		tac->nr_dirty++;
 	} else {
-		tac_heap_push(&tac->heap, cb, __block_temp(tac, cb));
+		tac_heap_push(&tac->heap, cb, tac_block_temp(tac, cb));
 	}
 	return 0;
 }
@@ -891,22 +895,22 @@ static int tac_set_params(struct tac_policy *p,
 	    params->stats_extents != tac->params.stats_extents)
 		return -EINVAL;
 
-	__apply_params(tac, params);
+	tac_apply_params(tac, params);
 	/* A shorter period that has already elapsed ends the epoch now. */
 	if (tac->in_epoch >= params->aging_period)
-		__age_tick(tac);
+		tac_age_tick(tac);
 	return 0;
 }
 
-static bool __drop_if_unheld(void *ctx, u32 cb)
+static bool tac_drop_if_unheld(void *ctx, u32 cb)
 {
 	struct tac *tac = ctx;
 
 	if (test_bit(cb, tac->held))
 		return true;
-	__hash_remove(tac, cb);
+	tac_hash_remove(tac, cb);
 	tac->nr_mapped--;
-	__free_push(tac, cb);
+	tac_free_push(tac, cb);
 	return false;
 }
 
@@ -914,7 +918,7 @@ static void tac_drop_clean(struct tac_policy *p)
 {
 	struct tac *tac = to_tac_changed(p);
 
-	tac_heap_filter(&tac->heap, __drop_if_unheld, tac);
+	tac_heap_filter(&tac->heap, tac_drop_if_unheld, tac);
 }
 
 static void tac_stats(struct tac_policy *p, struct tac_policy_stats *s)
@@ -990,20 +994,20 @@ struct tac_policy *tac_policy_create(u32 nr_blocks,
 		return NULL;
 	tac->policy.ops = &tac_ops;
 	tac->nr_blocks = nr_blocks;
-	tac->nr_buckets = __nr_buckets(nr_blocks);
+	tac->nr_buckets = tac_nr_buckets(nr_blocks);
 	tac->extent_shift = ilog2(params->extent_blocks);
-	__apply_params(tac, params);
+	tac_apply_params(tac, params);
 
-	tac->blocks = __alloc_array(nr_blocks, sizeof(*tac->blocks));
-	tac->pos = __alloc_array(nr_blocks, sizeof(*tac->pos));
-	tac->nodes = __alloc_array(nr_blocks, sizeof(*tac->nodes));
-	tac->buckets = __alloc_array(tac->nr_buckets, sizeof(*tac->buckets));
-	tac->dirty = __alloc_array(BITS_TO_LONGS(nr_blocks),
-				   sizeof(unsigned long));
-	tac->held = __alloc_array(BITS_TO_LONGS(nr_blocks),
-				  sizeof(unsigned long));
-	tac->slots = __alloc_array(params->stats_extents,
-				   sizeof(*tac->slots));
+	tac->blocks = tac_array_alloc(nr_blocks, sizeof(*tac->blocks));
+	tac->pos = tac_array_alloc(nr_blocks, sizeof(*tac->pos));
+	tac->nodes = tac_array_alloc(nr_blocks, sizeof(*tac->nodes));
+	tac->buckets = tac_array_alloc(tac->nr_buckets, sizeof(*tac->buckets));
+	tac->dirty = tac_array_alloc(BITS_TO_LONGS(nr_blocks),
+				     sizeof(unsigned long));
+	tac->held = tac_array_alloc(BITS_TO_LONGS(nr_blocks),
+				    sizeof(unsigned long));
+	tac->slots = tac_array_alloc(params->stats_extents,
+				     sizeof(*tac->slots));
 	if (!tac->blocks || !tac->pos || !tac->nodes || !tac->buckets ||
 	    !tac->dirty || !tac->held || !tac->slots) {
 		tac_destroy(&tac->policy);

@@ -60,16 +60,16 @@ u32 tac_temp_home(const struct tac_temp_table *t, u64 extent)
 	return ((u64)h * t->nr_slots) >> 32;
 }
 
-static u32 __aged(struct tac_temp_table *t, const struct tac_temp_entry *e)
+static u32 temp_aged(struct tac_temp_table *t, const struct tac_temp_entry *e)
 {
 	u32 age = (t->epoch - e->stamp) & TEMP_EPOCH_MASK;
 
 	return age >= 32 ? 0 : e->temp >> age;
 }
 
-static void __normalise(struct tac_temp_table *t, struct tac_temp_entry *e)
+static void temp_normalise(struct tac_temp_table *t, struct tac_temp_entry *e)
 {
-	e->temp = __aged(t, e);
+	e->temp = temp_aged(t, e);
 	e->stamp = TEMP_USED | t->epoch;
 }
 
@@ -78,7 +78,7 @@ static void __normalise(struct tac_temp_table *t, struct tac_temp_entry *e)
  * a new entry for @extent should take: the first empty one in the window,
  * else the coldest.
  */
-static u32 __find(struct tac_temp_table *t, u64 extent, u32 *room)
+static u32 temp_find(struct tac_temp_table *t, u64 extent, u32 *room)
 {
 	u32 i = t->hint, k, coldest = TEMP_NONE, coldest_temp = 0;
 	u32 coldest_age = 0;
@@ -101,7 +101,7 @@ static u32 __find(struct tac_temp_table *t, u64 extent, u32 *room)
 			t->hint = i;
 			return i;
 		}
-		temp = __aged(t, e);
+		temp = temp_aged(t, e);
 		age = (t->epoch - e->stamp) & TEMP_EPOCH_MASK;
 		if (coldest == TEMP_NONE || temp < coldest_temp ||
 		    (temp == coldest_temp && age > coldest_age)) {
@@ -120,16 +120,16 @@ static u32 __find(struct tac_temp_table *t, u64 extent, u32 *room)
 /* The temperature of @extent aged to now; 0 if it is not tracked. */
 u32 tac_temp_get(struct tac_temp_table *t, u64 extent)
 {
-	u32 i = __find(t, extent, NULL);
+	u32 i = temp_find(t, extent, NULL);
 
-	return i == TEMP_NONE ? 0 : __aged(t, &t->slots[i]);
+	return i == TEMP_NONE ? 0 : temp_aged(t, &t->slots[i]);
 }
 
 /* Add @amount to @extent's temperature, saturating at U32_MAX. */
 void tac_temp_add(struct tac_temp_table *t, u64 extent, u64 amount)
 {
 	struct tac_temp_entry *e;
-	u32 room, i = __find(t, extent, &room);
+	u32 room, i = temp_find(t, extent, &room);
 
 	if (i == TEMP_NONE) {
 		i = room;
@@ -144,7 +144,7 @@ void tac_temp_add(struct tac_temp_table *t, u64 extent, u64 amount)
 		t->hint = i;
 	} else {
 		e = &t->slots[i];
-		__normalise(t, e);
+		temp_normalise(t, e);
 	}
 
 	if (amount >= U32_MAX - e->temp)
@@ -160,7 +160,7 @@ void tac_temp_halve(struct tac_temp_table *t)
 
 	t->epoch = (t->epoch + 1) & TEMP_EPOCH_MASK;
 	if (e->stamp & TEMP_USED)
-		__normalise(t, e);
+		temp_normalise(t, e);
 	if (++t->sweep == t->nr_slots)
 		t->sweep = 0;
 }
@@ -169,7 +169,7 @@ void tac_temp_halve(struct tac_temp_table *t)
 int tac_temp_set(struct tac_temp_table *t, u64 extent, u32 temp)
 {
 	struct tac_temp_entry *e;
-	u32 room, i = __find(t, extent, &room);
+	u32 room, i = temp_find(t, extent, &room);
 
 	if (i == TEMP_NONE) {
 		i = room;
@@ -198,7 +198,7 @@ int tac_temp_walk(struct tac_temp_table *t,
 		if (!(e->stamp & TEMP_USED))
 			continue;
 		r.extent = to_extent(e->extent);
-		r.temp = __aged(t, e);
+		r.temp = temp_aged(t, e);
 		ret = fn(ctx, &r);
 		if (ret)
 			return ret;
@@ -207,7 +207,7 @@ int tac_temp_walk(struct tac_temp_table *t,
 }
 
 /* @out[0..n) as a min-heap on temp: the root is the coldest kept. */
-static void __rec_sift_down(struct tac_extent_rec *out, u32 n, u32 i)
+static void temp_rec_sift_down(struct tac_extent_rec *out, u32 n, u32 i)
 {
 	struct tac_extent_rec r = out[i];
 
@@ -226,7 +226,7 @@ static void __rec_sift_down(struct tac_extent_rec *out, u32 n, u32 i)
 	out[i] = r;
 }
 
-static void __rec_sift_up(struct tac_extent_rec *out, u32 i)
+static void temp_rec_sift_up(struct tac_extent_rec *out, u32 i)
 {
 	struct tac_extent_rec r = out[i];
 
@@ -256,13 +256,13 @@ u32 tac_temp_hottest(struct tac_temp_table *t, struct tac_extent_rec *out,
 		if (!(e->stamp & TEMP_USED))
 			continue;
 		r.extent = to_extent(e->extent);
-		r.temp = __aged(t, e);
+		r.temp = temp_aged(t, e);
 		if (count < n) {
 			out[count] = r;
-			__rec_sift_up(out, count++);
+			temp_rec_sift_up(out, count++);
 		} else if (r.temp > out[0].temp) {
 			out[0] = r;
-			__rec_sift_down(out, count, 0);
+			temp_rec_sift_down(out, count, 0);
 		}
 	}
 
@@ -272,7 +272,7 @@ u32 tac_temp_hottest(struct tac_temp_table *t, struct tac_extent_rec *out,
 
 		out[0] = out[i - 1];
 		out[i - 1] = r;
-		__rec_sift_down(out, i - 1, 0);
+		temp_rec_sift_down(out, i - 1, 0);
 	}
 	return count;
 }
