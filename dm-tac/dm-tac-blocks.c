@@ -266,7 +266,7 @@ void __tac_park(struct tac_cache *c, u32 cb, struct bio *bio)
 void __tac_defer(struct tac_cache *c, struct bio *bio)
 {
 	bio_list_add(&c->deferred, bio);
-	queue_work(c->wq, &c->worker);
+	tac_io_kick(c);
 }
 
 /*
@@ -288,7 +288,7 @@ void __tac_wake_all(struct tac_cache *c)
 			any = true;
 		}
 	if (any)
-		queue_work(c->wq, &c->worker);
+		tac_io_kick(c);
 }
 
 /* Hand the bios parked on @cb to the worker, in the order they came. */
@@ -308,7 +308,7 @@ static void __wake(struct tac_cache *c, u32 cb)
 			bio_list_add(&keep, bio);
 	}
 	*list = keep;
-	queue_work(c->wq, &c->worker);
+	tac_io_kick(c);
 }
 
 /* Whoever may be parked can try again once no reader or writer is left. */
@@ -595,7 +595,7 @@ void __tac_cache_error(struct tac_cache *c, const char *what)
 		      c->n.cache_errors, __tac_wb_active(c) ?
 		      ", dirty ones kept and still written back" : "");
 		c->drop_all = true;
-		queue_work(c->wq, &c->worker);
+		tac_io_kick(c);
 	}
 }
 

@@ -592,7 +592,7 @@ static void tac_fill_read_endio(struct bio *bio)
 	spin_lock_irqsave(&c->lock, flags);
 	list_add_tail(&fr->list, &c->fills);
 	spin_unlock_irqrestore(&c->lock, flags);
-	queue_work(c->wq, &c->worker);
+	tac_io_kick(c);
 }
 
 /*
@@ -1725,7 +1725,7 @@ static void tac_work_bio(struct tac_cache *c, struct bio *bio)
 	}
 }
 
-void tac_worker(struct work_struct *work)
+static void tac_worker(struct work_struct *work)
 {
 	struct tac_cache *c = container_of(work, struct tac_cache, worker);
 	struct tac_fill_read *fr, *tmp;
@@ -1750,4 +1750,54 @@ void tac_worker(struct work_struct *work)
 		tac_work_bio(c, bio);
 	if (drop)
 		tac_invalidate_all(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* The I/O path's own state */
+
+/* Bios in our own pool: enough for the worker and the cleaner to go on. */
+#define TAC_BIO_POOL	16
+
+int tac_io_init(struct tac_cache *c)
+{
+	int r;
+
+	mutex_init(&c->page_pool_lock);
+	INIT_LIST_HEAD(&c->fills);
+	init_waitqueue_head(&c->bg_wait);
+	INIT_WORK(&c->worker, tac_worker);
+	/*
+	 * Copies of user data are made without waiting in map(); the worker
+	 * falls back on these reserves, one block's pages at a time.
+	 */
+	r = bioset_init(&c->bs, TAC_BIO_POOL, 0,
+			BIOSET_NEED_BVECS | BIOSET_NEED_RESCUER);
+	if (!r)
+		r = mempool_init_page_pool(&c->page_pool,
+					   DIV_ROUND_UP(c->block_sectors <<
+							SECTOR_SHIFT,
+							PAGE_SIZE), 0);
+	if (r)
+		return r;
+	c->wq = alloc_workqueue("dm-tac", WQ_MEM_RECLAIM, 1);
+	return c->wq ? 0 : -ENOMEM;
+}
+
+/* Whatever tac_io_init() made, also after it failed half-way. */
+void tac_io_exit(struct tac_cache *c)
+{
+	if (c->wq)
+		destroy_workqueue(c->wq);
+	mempool_exit(&c->page_pool);
+	bioset_exit(&c->bs);
+}
+
+/*
+ * Suspend: user I/O has drained; wait for the fills and other background
+ * I/O it started, and for the worker.
+ */
+void tac_io_drain(struct tac_cache *c)
+{
+	wait_event(c->bg_wait, !READ_ONCE(c->bg_inflight));
+	flush_workqueue(c->wq);
 }

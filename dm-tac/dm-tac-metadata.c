@@ -1100,6 +1100,7 @@ int tac_md_open(struct tac_cache *c, u32 block_sectors, bool format,
 	int r;
 
 	mutex_init(&c->md.lock);
+	bio_list_init(&c->commit_waiters);
 	c->md.page_blocks = tac_blocks_per_page(c);
 	c->md.buf = kzalloc(TAC_SB_SLOTS * TAC_MD_BLOCK, GFP_KERNEL);
 	if (!c->md.buf) {

@@ -20,9 +20,6 @@
 #include "dm-tac.h"
 #include "dm-tac-compat.h"
 
-/* Bios in our own pool: enough for the worker and the cleaner to go on. */
-#define TAC_BIO_POOL	16
-
 static LIST_HEAD(tac_caches);
 static DEFINE_MUTEX(tac_caches_lock);
 
@@ -203,23 +200,19 @@ static struct tac_cache *tac_cache_find(dev_t cache_dev)
 	return NULL;
 }
 
+/*
+ * Each part takes down what its init made, whatever got made: the
+ * cleaner first, then the I/O path's worker, then the commits (which use
+ * the block state and the policy), then the state itself.
+ */
 static void tac_cache_free(struct tac_cache *c)
 {
-	if (c->wb_wq) {
-		tac_wb_stop(c);
-		destroy_workqueue(c->wb_wq);
-	}
-	if (c->commit_wq)
-		flush_workqueue(c->commit_wq);
-	if (c->wq)
-		destroy_workqueue(c->wq);
 	tac_wb_exit(c);
-	mempool_exit(&c->page_pool);
-	bioset_exit(&c->bs);
+	tac_io_exit(c);
+	tac_md_close(c);
 	if (c->policy)
 		tac_policy_destroy(c->policy);
 	tac_blocks_exit(c);
-	tac_md_close(c);
 	kfree(c);
 }
 
@@ -240,7 +233,6 @@ static int tac_cache_build(struct tac_cache *c, struct tac_c *tc)
 {
 	struct dm_target *ti = tc->ti;
 	const char *why;
-	int r;
 
 	c->nr_cblocks = c->md.geo.nr_cblocks;
 	c->tun = tc->tun;
@@ -256,29 +248,9 @@ static int tac_cache_build(struct tac_cache *c, struct tac_c *tc)
 	}
 
 	c->policy = tac_policy_create(c->nr_cblocks, &c->tun.policy);
-	if (!c->policy || tac_blocks_init(c) || tac_wb_init(c)) {
+	if (!c->policy || tac_blocks_init(c) || tac_wb_init(c) ||
+	    tac_io_init(c)) {
 		ti->error = "Cannot allocate the cache's in-core state";
-		return -ENOMEM;
-	}
-	/*
-	 * Copies of user data are made without waiting in map(); the worker
-	 * falls back on these reserves, one block's pages at a time.
-	 */
-	r = bioset_init(&c->bs, TAC_BIO_POOL, 0,
-			BIOSET_NEED_BVECS | BIOSET_NEED_RESCUER);
-	if (!r)
-		r = mempool_init_page_pool(&c->page_pool,
-					   DIV_ROUND_UP(c->block_sectors <<
-							SECTOR_SHIFT,
-							PAGE_SIZE), 0);
-	if (r) {
-		ti->error = "Cannot allocate the bio set";
-		return r;
-	}
-	c->wq = alloc_workqueue("dm-tac", WQ_MEM_RECLAIM, 1);
-	c->wb_wq = alloc_workqueue("dm-tac-wb", WQ_MEM_RECLAIM, 1);
-	if (!c->wq || !c->wb_wq) {
-		ti->error = "Cannot allocate the cache's workqueues";
 		return -ENOMEM;
 	}
 	return tac_md_load(c, tc->tun.discard_dirty, &ti->error);
@@ -334,11 +306,6 @@ static int tac_cache_get(struct tac_c *tc)
 	}
 	refcount_set(&c->refs, 1);
 	spin_lock_init(&c->lock);
-	mutex_init(&c->page_pool_lock);
-	bio_list_init(&c->commit_waiters);
-	INIT_LIST_HEAD(&c->fills);
-	init_waitqueue_head(&c->bg_wait);
-	INIT_WORK(&c->worker, tac_worker);
 	c->md_owner = md;
 	c->cache_dev = tc->cache_dev->bdev->bd_dev;
 	c->origin_dev = tc->origin_dev->bdev->bd_dev;
@@ -643,8 +610,7 @@ static void tac_postsuspend(struct dm_target *ti)
 	 * saved, and a resume (or the next constructor) goes on from there.
 	 */
 	tac_wb_stop(c);
-	wait_event(c->bg_wait, !READ_ONCE(c->bg_inflight));
-	flush_workqueue(c->wq);
+	tac_io_drain(c);
 	if (c->running) {
 		c->running = false;
 		tac_md_save(c);

@@ -486,11 +486,16 @@ int tac_wb_init(struct tac_cache *c)
 	c->cleaner_stopped = true;
 	c->clean_mark_time = jiffies;
 	c->cleaner_mem = kvzalloc(sizeof(*c->cleaner_mem), GFP_KERNEL);
-	return c->cleaner_mem ? 0 : -ENOMEM;
+	c->wb_wq = alloc_workqueue("dm-tac-wb", WQ_MEM_RECLAIM, 1);
+	return c->cleaner_mem && c->wb_wq ? 0 : -ENOMEM;
 }
 
 void tac_wb_exit(struct tac_cache *c)
 {
+	if (c->wb_wq) {
+		tac_wb_stop(c);
+		destroy_workqueue(c->wb_wq);
+	}
 	kvfree(c->cleaner_mem);
 }
 

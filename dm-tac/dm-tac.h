@@ -487,8 +487,21 @@ void tac_wb_start(struct tac_cache *c);
 int tac_wb_flush(struct tac_cache *c);
 
 /* dm-tac-io.c: the I/O path */
+
+/*
+ * Any context: the worker (dm-tac-io.c) looks at the deferred bios.  An
+ * inline doorbell like tac_wb_kick(): the block-state code rings it when
+ * it wakes parked bios, without calling up into the I/O path.
+ */
+static inline void tac_io_kick(struct tac_cache *c)
+{
+	queue_work(c->wq, &c->worker);
+}
+
+int tac_io_init(struct tac_cache *c);
+void tac_io_exit(struct tac_cache *c);
+void tac_io_drain(struct tac_cache *c);
 int tac_map(struct dm_target *ti, struct bio *bio);
 int tac_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
-void tac_worker(struct work_struct *work);
 
 #endif /* DM_TAC_H */
