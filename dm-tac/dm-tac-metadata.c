@@ -277,7 +277,7 @@ static u32 tac_blocks_per_page(struct tac_cache *c)
 /* After a durable commit of page @pgno: release what it made free. */
 static void __tac_page_committed(struct tac_cache *c, u64 pgno)
 {
-	u32 per = tac_blocks_per_page(c), cb;
+	u32 per = c->md.page_blocks, cb;
 	u64 last = min_t(u64, (pgno + 1) * per, c->nr_cblocks);
 
 	for (cb = pgno * per; cb < last; cb++)
@@ -1101,6 +1101,8 @@ int tac_md_open(struct tac_cache *c, u32 block_sectors, bool format,
 
 	mutex_init(&c->md.lock);
 	bio_list_init(&c->commit_waiters);
+	/* The format path sets the same; __tac_md_changed() divides by it. */
+	c->units = tac_units(block_sectors);
 	c->md.page_blocks = tac_blocks_per_page(c);
 	c->md.buf = kzalloc(TAC_SB_SLOTS * TAC_MD_BLOCK, GFP_KERNEL);
 	if (!c->md.buf) {
