@@ -137,6 +137,9 @@ scratch_dev() {
 	truncate -s "${mib}M" "$_scratch/$var.img"
 	dev=$(losetup --find --show "$_scratch/$var.img") || return 1
 	at_exit "losetup -d '$dev'"
+	# A loop device keeps a read-only flag set by an earlier test
+	# (blockdev --setro) after it is detached and found again.
+	blockdev --setrw "$dev"
 	declare -g "$var=$dev"
 }
 

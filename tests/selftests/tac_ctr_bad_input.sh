@@ -49,6 +49,8 @@ dmsetup create tachuge --table "0 $huge zero" &&
 
 blockdev --setro "$ro_origin"
 blockdev --setro "$ro_cache"
+# Before the loop devices are detached: the flag outlives them.
+at_exit "blockdev --setrw '$ro_origin' '$ro_cache'"
 
 # Each case: description | table after "<start> <len> tac" | expected
 # ti->error (as logged by dm core: "tac: <error>").
