@@ -1076,7 +1076,6 @@ do_format:
 	c->md.was_clean = true;
 	c->md.formatted = true;
 	c->md.temp_records = 0;
-	c->units = tac_units(block_sectors);
 	memset(c->md.buf, 0, TAC_MD_BLOCK);
 	r = tac_md_io(c, REQ_OP_WRITE | REQ_SYNC, TAC_MD_SECTORS, c->md.buf,
 		      TAC_MD_SECTORS);
