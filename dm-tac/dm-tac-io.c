@@ -1588,6 +1588,11 @@ int tac_map(struct dm_target *ti, struct bio *bio)
  * the user's doing (a buffer changed while the read was in flight), so it
  * is checked again through our own pages (tac_verify_check()) before
  * anything is blamed on the cache.
+ *
+ * A hit of more than one 4 KiB unit completing in hard-irq context (as a
+ * disk's interrupt completes it) is checked in the worker instead
+ * (ROUTE_HIT_CHECK): a 64 KiB block's crc32c would hold the CPU with
+ * interrupts off for 16 units.  The block stays shared until then.
  */
 static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 		       struct tac_bio *pb, blk_status_t *error)
@@ -1601,6 +1606,13 @@ static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 
 	if (!*error && pb->verify && tac_units_aligned(c, start, end)) {
 		nr = tac_whole_units(c, start, end, &first);
+		if (nr > 1 && in_hardirq()) {
+			spin_lock_irqsave(&c->lock, flags);
+			pb->route = ROUTE_HIT_CHECK;
+			__tac_defer(c, bio);
+			spin_unlock_irqrestore(&c->lock, flags);
+			return DM_ENDIO_INCOMPLETE;
+		}
 		tac_bio_crcs(c, bio, pb->iter, nr, crc);
 	}
 	spin_lock_irqsave(&c->lock, flags);
@@ -1629,6 +1641,32 @@ static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 	__tac_unshare(c, cb);
 	spin_unlock_irqrestore(&c->lock, flags);
 	return DM_ENDIO_DONE;
+}
+
+/* Worker (ROUTE_HIT_CHECK): tac_end_hit()'s check, out of hard-irq. */
+static void tac_hit_check(struct tac_cache *c, struct bio *bio)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	sector_t start = pb->iter.bi_sector;
+	sector_t end = start + (pb->iter.bi_size >> SECTOR_SHIFT);
+	u32 cb = pb->cblock, first, nr;
+	bool mismatch;
+	u32 crc[32];
+
+	nr = tac_whole_units(c, start, end, &first);
+	tac_bio_crcs(c, bio, pb->iter, nr, crc);
+	spin_lock_irq(&c->lock);
+	mismatch = !__tac_crcs_match(c, cb, first, nr, crc);
+	if (!mismatch)
+		__tac_unshare(c, cb);
+	spin_unlock_irq(&c->lock);
+	if (mismatch) {
+		/* Still shared: checked again through our pages. */
+		pb->route = ROUTE_VERIFY;
+		tac_verify_read(c, bio);
+		return;
+	}
+	tac_complete(bio, BLK_STS_OK);
 }
 
 int tac_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
@@ -1714,6 +1752,9 @@ static void tac_work_bio(struct tac_cache *c, struct bio *bio)
 		break;
 	case ROUTE_VERIFY:
 		tac_verify_read(c, bio);
+		break;
+	case ROUTE_HIT_CHECK:
+		tac_hit_check(c, bio);
 		break;
 	case ROUTE_OVERLAY:
 		tac_overlay_next(c, bio);
