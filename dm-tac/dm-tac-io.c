@@ -1583,16 +1583,21 @@ int tac_map(struct dm_target *ti, struct bio *bio)
 	}
 }
 
+static void tac_hit_check_work(struct work_struct *work);
+
 /*
  * A hit completed in the user's pages.  A checksum mismatch there may be
  * the user's doing (a buffer changed while the read was in flight), so it
  * is checked again through our own pages (tac_verify_check()) before
  * anything is blamed on the cache.
  *
- * A hit of more than one 4 KiB unit completing in hard-irq context (as a
- * disk's interrupt completes it) is checked in the worker instead
+ * A hit of more than 4 KiB completing in hard-irq context (as a disk's
+ * interrupt completes it) is checked in process context instead
  * (ROUTE_HIT_CHECK): a 64 KiB block's crc32c would hold the CPU with
- * interrupts off for 16 units.  The block stays shared until then.
+ * interrupts off for 16 times a 4 KiB one's.  Each such hit is a work
+ * item of its own on an unbound workqueue, so hits are checked in
+ * parallel, on any CPU, and never wait behind the worker.  The block
+ * stays shared until then.
  */
 static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 		       struct tac_bio *pb, blk_status_t *error)
@@ -1606,11 +1611,15 @@ static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 
 	if (!*error && pb->verify && tac_units_aligned(c, start, end)) {
 		nr = tac_whole_units(c, start, end, &first);
-		if (nr > 1 && in_hardirq()) {
+		if (((u64)nr << (c->unit_shift + SECTOR_SHIFT)) > SZ_4K &&
+		    in_hardirq()) {
 			spin_lock_irqsave(&c->lock, flags);
-			pb->route = ROUTE_HIT_CHECK;
-			__tac_defer(c, bio);
+			c->n.deferred_checks++;
 			spin_unlock_irqrestore(&c->lock, flags);
+			/* The bio is the work's from the queueing on. */
+			pb->route = ROUTE_HIT_CHECK;
+			INIT_WORK(&pb->check, tac_hit_check_work);
+			queue_work(c->check_wq, &pb->check);
 			return DM_ENDIO_INCOMPLETE;
 		}
 		tac_bio_crcs(c, bio, pb->iter, nr, crc);
@@ -1643,10 +1652,12 @@ static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 	return DM_ENDIO_DONE;
 }
 
-/* Worker (ROUTE_HIT_CHECK): tac_end_hit()'s check, out of hard-irq. */
-static void tac_hit_check(struct tac_cache *c, struct bio *bio)
+/* ROUTE_HIT_CHECK: tac_end_hit()'s check, in process context. */
+static void tac_hit_check_work(struct work_struct *work)
 {
-	struct tac_bio *pb = tac_pb(bio);
+	struct tac_bio *pb = container_of(work, struct tac_bio, check);
+	struct bio *bio = dm_bio_from_per_bio_data(pb, sizeof(*pb));
+	struct tac_cache *c = pb->c;
 	sector_t start = pb->iter.bi_sector;
 	sector_t end = start + (pb->iter.bi_size >> SECTOR_SHIFT);
 	u32 cb = pb->cblock, first, nr;
@@ -1753,9 +1764,6 @@ static void tac_work_bio(struct tac_cache *c, struct bio *bio)
 	case ROUTE_VERIFY:
 		tac_verify_read(c, bio);
 		break;
-	case ROUTE_HIT_CHECK:
-		tac_hit_check(c, bio);
-		break;
 	case ROUTE_OVERLAY:
 		tac_overlay_next(c, bio);
 		break;
@@ -1827,12 +1835,16 @@ int tac_io_init(struct tac_cache *c)
 	if (r)
 		return r;
 	c->wq = alloc_workqueue("dm-tac", WQ_MEM_RECLAIM, 1);
-	return c->wq ? 0 : -ENOMEM;
+	c->check_wq = alloc_workqueue("dm-tac-check", WQ_UNBOUND |
+				      WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	return c->wq && c->check_wq ? 0 : -ENOMEM;
 }
 
 /* Whatever tac_io_init() made, also after it failed half-way. */
 void tac_io_exit(struct tac_cache *c)
 {
+	if (c->check_wq)
+		destroy_workqueue(c->check_wq);
 	if (c->wq)
 		destroy_workqueue(c->wq);
 	mempool_exit(&c->page_pool);
@@ -1846,5 +1858,6 @@ void tac_io_exit(struct tac_cache *c)
 void tac_io_drain(struct tac_cache *c)
 {
 	wait_event(c->bg_wait, !READ_ONCE(c->bg_inflight));
+	flush_workqueue(c->check_wq);	/* a check may defer to the worker */
 	flush_workqueue(c->wq);
 }

@@ -714,7 +714,8 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 		       ps.coldest_temp, health[h]);
 		DMEMIT(" %s %llu %llu %llu %llu", cleaner[cl], rate, n.commits,
 		       seq, n.cleaner_writes);
-		DMEMIT(" %llu %llu", n.random_read_hits, n.random_read_misses);
+		DMEMIT(" %llu %llu %llu", n.random_read_hits,
+		       n.random_read_misses, n.deferred_checks);
 		break;
 
 	case STATUSTYPE_TABLE:

@@ -248,6 +248,7 @@ struct tac_counters {
 	u64 random_read_hits;	/* read hits of requests classified random */
 	u64 random_read_misses;
 	u64 cleaner_writes;	/* origin writes issued by the cleaner */
+	u64 deferred_checks;	/* hits checked off the disk's interrupt */
 };
 
 struct tac_cache {
@@ -311,6 +312,7 @@ struct tac_cache {
 	wait_queue_head_t bg_wait;	/* bg_inflight reached 0 */
 	wait_queue_head_t clean_wait;	/* cleaner progress, for 'flush' */
 	struct workqueue_struct *wq;
+	struct workqueue_struct *check_wq;	/* large hits' checksums */
 	struct work_struct worker;
 	struct workqueue_struct *wb_wq;	/* the cleaner and the tick */
 	struct workqueue_struct *commit_wq;	/* commits alone */
@@ -375,6 +377,7 @@ struct tac_bio {
 	atomic_t pending;		/* FANOUT: our bios in flight */
 	struct bio *copy;		/* WB, FANOUT, VERIFY: our pages */
 	struct tac_fill_read *fr;	/* FILL */
+	struct work_struct check;	/* HIT_CHECK */
 };
 
 static inline struct tac_bio *tac_pb(struct bio *bio)

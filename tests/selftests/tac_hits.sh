@@ -121,8 +121,8 @@ check_eq "after removal the origin holds what the target showed" \
 	"$through" "$(dev_md5 "$origin")"
 
 # 64 KiB blocks over a cache completing from a timer (null_blk irqmode=2:
-# in hard-irq context on one CPU): a hit of 16 units is checked in the
-# worker, not in the interrupt (ROUTE_HIT_CHECK).  Clean hits read right;
+# in hard-irq context on one CPU): a hit of 16 units is checked in process
+# context, not in the interrupt (ROUTE_HIT_CHECK).  Clean hits read right;
 # blocks overwritten on the cache device behind dm-tac's back are caught
 # there, read through dm-tac's own pages, and served from the origin.
 if nullb_dev lcache 64 20000; then
@@ -143,10 +143,14 @@ if nullb_dev lcache 64 20000; then
 	dmsetup message tachitl 0 reset_stats
 	read_scattered "$devl" 8192 64 64
 	check_eq "64 KiB blocks: 64 read hits" 64 "$(tac_stat tachitl read_hits)"
+	# With one CPU, null_blk's timer completes in hard-irq context.
+	if [ "$(nproc)" = 1 ]; then
+		check_eq "64 KiB blocks: each hit checked off the interrupt (deferred_checks)" \
+			64 "$(tac_stat tachitl deferred_checks)"
+	fi
 	check_eq "64 KiB blocks: hits read the origin's bytes" \
 		"$(dev_md5 "$origin" 8 4)" "$(dev_md5 "$devl" 8 4)"
-	check_eq "64 KiB blocks: no cache error (checked in the worker)" 0 \
-		"$(tac_stat tachitl cache_errors)"
+	check_eq "64 KiB blocks: no cache error" 0 "$(tac_stat tachitl cache_errors)"
 	ds=$(sb_field "$lcache" data_start)
 	dd if=/dev/urandom of="$lcache" bs=512 seek="$ds" count=$((64 * 128)) \
 		oflag=direct status=none
