@@ -1597,7 +1597,9 @@ static void tac_hit_check_work(struct work_struct *work);
  * interrupts off for 16 times a 4 KiB one's.  Each such hit is a work
  * item of its own on an unbound workqueue, so hits are checked in
  * parallel, on any CPU, and never wait behind the worker.  The block
- * stays shared until then.
+ * stays shared until then.  The work item allocates nothing and never
+ * sleeps: a mismatch goes to the worker (ROUTE_VERIFY), the one user of
+ * the I/O path's reserves (tac_bio_alloc()).
  */
 static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 		       struct tac_bio *pb, blk_status_t *error)
@@ -1613,9 +1615,6 @@ static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 		nr = tac_whole_units(c, start, end, &first);
 		if (((u64)nr << (c->unit_shift + SECTOR_SHIFT)) > SZ_4K &&
 		    in_hardirq()) {
-			spin_lock_irqsave(&c->lock, flags);
-			c->n.deferred_checks++;
-			spin_unlock_irqrestore(&c->lock, flags);
 			/* The bio is the work's from the queueing on. */
 			pb->route = ROUTE_HIT_CHECK;
 			INIT_WORK(&pb->check, tac_hit_check_work);
@@ -1667,17 +1666,18 @@ static void tac_hit_check_work(struct work_struct *work)
 	nr = tac_whole_units(c, start, end, &first);
 	tac_bio_crcs(c, bio, pb->iter, nr, crc);
 	spin_lock_irq(&c->lock);
+	c->n.deferred_checks++;
 	mismatch = !__tac_crcs_match(c, cb, first, nr, crc);
-	if (!mismatch)
-		__tac_unshare(c, cb);
-	spin_unlock_irq(&c->lock);
 	if (mismatch) {
-		/* Still shared: checked again through our pages. */
+		/* Still shared: the worker checks it through our pages. */
 		pb->route = ROUTE_VERIFY;
-		tac_verify_read(c, bio);
-		return;
+		__tac_defer(c, bio);
+	} else {
+		__tac_unshare(c, cb);
 	}
-	tac_complete(bio, BLK_STS_OK);
+	spin_unlock_irq(&c->lock);
+	if (!mismatch)
+		tac_complete(bio, BLK_STS_OK);
 }
 
 int tac_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
@@ -1835,8 +1835,8 @@ int tac_io_init(struct tac_cache *c)
 	if (r)
 		return r;
 	c->wq = alloc_workqueue("dm-tac", WQ_MEM_RECLAIM, 1);
-	c->check_wq = alloc_workqueue("dm-tac-check", WQ_UNBOUND |
-				      WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	c->check_wq = alloc_workqueue("dm-tac-check",
+				      WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	return c->wq && c->check_wq ? 0 : -ENOMEM;
 }
 
@@ -1858,6 +1858,6 @@ void tac_io_exit(struct tac_cache *c)
 void tac_io_drain(struct tac_cache *c)
 {
 	wait_event(c->bg_wait, !READ_ONCE(c->bg_inflight));
-	flush_workqueue(c->check_wq);	/* a check may defer to the worker */
+	flush_workqueue(c->check_wq);	/* a mismatch goes to the worker */
 	flush_workqueue(c->wq);
 }

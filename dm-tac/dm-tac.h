@@ -333,7 +333,7 @@ enum tac_route {
 	ROUTE_PARKED,		/* waits for a block, or woken for the worker */
 	ROUTE_RETRY,		/* a hit re-read from the origin */
 	ROUTE_VERIFY,		/* a hit read through our pages and checked */
-	ROUTE_HIT_CHECK,	/* a large hit checked in the worker */
+	ROUTE_HIT_CHECK,	/* a large hit checked in process context */
 	ROUTE_OVERLAY,		/* origin read, then its dirty blocks over it */
 	ROUTE_FILL,		/* a miss read through our pages, then cached */
 	ROUTE_WB,		/* a copy written to the cache only */
