@@ -23,6 +23,17 @@ void tac_heap_init(struct tac_heap *h, struct tac_heap_node *nodes, u32 *pos,
 	h->capacity = capacity;
 }
 
+/*
+ * Keys are compared as serial numbers (RFC 1982): @a comes before @b if
+ * it is less than 2^31 behind it, modulo 2^32.  The owner keeps every key
+ * within 2^31 of every other, so this is a total order on the heap, and
+ * keys can grow for ever (the policy's inflation value wraps).
+ */
+static bool heap_less(u32 a, u32 b)
+{
+	return (s32)(a - b) < 0;
+}
+
 static void heap_place(struct tac_heap *h, u32 i, struct tac_heap_node n)
 {
 	h->nodes[i] = n;
@@ -35,7 +46,7 @@ static u32 heap_sift_up(struct tac_heap *h, u32 i, struct tac_heap_node n)
 	while (i) {
 		u32 parent = (i - 1) / 2;
 
-		if (h->nodes[parent].key <= n.key)
+		if (!heap_less(n.key, h->nodes[parent].key))
 			break;
 		heap_place(h, i, h->nodes[parent]);
 		i = parent;
@@ -51,9 +62,10 @@ static void heap_sift_down(struct tac_heap *h, u32 i, struct tac_heap_node n)
 
 		if (c >= h->size)
 			break;
-		if (c + 1 < h->size && h->nodes[c + 1].key < h->nodes[c].key)
+		if (c + 1 < h->size &&
+		    heap_less(h->nodes[c + 1].key, h->nodes[c].key))
 			c++;
-		if (h->nodes[c].key >= n.key)
+		if (!heap_less(h->nodes[c].key, n.key))
 			break;
 		heap_place(h, i, h->nodes[c]);
 		i = c;
@@ -136,7 +148,7 @@ bool tac_heap_valid(const struct tac_heap *h)
 	for (i = 0; i < h->size; i++) {
 		if (h->pos[h->nodes[i].item] != i)
 			return false;
-		if (i && h->nodes[(i - 1) / 2].key > h->nodes[i].key)
+		if (i && heap_less(h->nodes[i].key, h->nodes[(i - 1) / 2].key))
 			return false;
 	}
 	return true;

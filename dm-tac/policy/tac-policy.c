@@ -11,14 +11,25 @@
  * adds aggressive filling (section 3.3.1) and physical invalidation
  * (section 2.5), both used here.
  *
+ * Beyond the papers (issue 10, measured with make bench-sim): TAC's heap
+ * orders blocks by their extent's temperature alone, so a block in a warm
+ * extent that is never used again stays, and one used again in a cooler
+ * extent goes; on database traces that lost to LRU and ARC.  Here the
+ * heap key is GreedyDual's (Cao and Irani): the inflation value plus the
+ * extent's temperature, renewed lazily when a block used since its key
+ * was set reaches the top.  Admission still compares temperatures, the
+ * candidate's against the victim's, through a filter that learns from
+ * ghosts of the blocks it refused and evicted (tac_learn()).
+ *
  * Per cache block this file keeps (numbers for the published budget):
  *   struct tac_block      9 bytes: origin block (40 bits), hash or free
  *                                  list link
  *   pos[]                 4 bytes: heap position, or the block's state
- *   heap node             8 bytes: key (temperature) and block
+ *   heap node             8 bytes: key (inflation + temperature), block
  *   hash buckets          3 bytes: nr_blocks * 3 / 4 heads of 4 bytes
- *   dirty, held bitmaps   2 bits
- * = 24.25 bytes, plus the statistics table (16 bytes per extent slot) and
+ *   dirty, held, ref      3 bits
+ *   ghosts                1 bit: 2 bytes per 16 blocks, at least 4096
+ * = 24.625 bytes, plus the statistics table (16 bytes per extent slot) and
  * a few KiB per policy.  tac_policy_ram_bytes() is the exact figure.
  *
  * Everything is allocated by tac_policy_create(); the methods only index
@@ -89,6 +100,16 @@
 
 #define TAC_NONE	U32_MAX
 
+/* Votes per step of the learning filter, and its loosest setting. */
+#define TAC_LEARN_VOTES		256
+#define TAC_MAX_LOOSEN		8
+
+/* Ghost fingerprints: one per 16 cache blocks, at least 4096. */
+#define TAC_MIN_GHOSTS		4096
+
+/* Heap keys stay within 2^31 of each other (tac_key()). */
+#define TAC_MAX_CREDIT	(BIT(30) - 1)
+
 /* pos[] values of blocks outside the heap; clean MAPPED blocks are in it. */
 #define CB_FREE		(HEAP_NOT_IN | 0)
 #define CB_DIRTY	(HEAP_NOT_IN | 1)
@@ -115,6 +136,22 @@ struct tac {
 	u32 cost_seq;		/* S_HDD - R_SSD, clamped at 0 */
 	u32 cost_random;	/* R_HDD - R_SSD, clamped at 0 */
 	u32 in_epoch;		/* block accesses since the last halving */
+	u32 inflation;		/* the key of the last block evicted */
+
+	u32 last_cost;		/* per block of the last request() */
+
+	/*
+	 * The admission filter learns (tac_learn()): a block must be warmer
+	 * than the victim's extent cooled by 2^loosen.  ghost[] holds
+	 * fingerprints of blocks refused and of blocks evicted; a miss that
+	 * finds its own is a vote.
+	 */
+	u16 *ghost;
+	u32 ghost_mask;
+	u32 loosen;
+	u32 votes;
+	u64 refused_back;	/* cost of the misses on refused blocks */
+	u64 evicted_back;	/* cost of the misses on evicted blocks */
 
 	struct tac_block *blocks;
 	u32 *buckets;
@@ -124,6 +161,7 @@ struct tac {
 	struct tac_heap heap;
 	unsigned long *dirty;
 	unsigned long *held;
+	unsigned long *ref;	/* used since its key was last set */
 
 	u32 free_head;		/* blocks released since creation */
 	u32 fresh;		/* blocks >= fresh were never handed out */
@@ -224,6 +262,12 @@ static u32 tac_nr_buckets(u32 nr_blocks)
 	return nr_blocks - nr_blocks / 4;
 }
 
+static u32 tac_nr_ghosts(u32 nr_blocks)
+{
+	return max_t(u32, roundup_pow_of_two(nr_blocks / 16 + 1),
+		     TAC_MIN_GHOSTS);
+}
+
 static u64 tac_bitmap_bytes(u32 nr_blocks)
 {
 	return (u64)BITS_TO_LONGS((u64)nr_blocks) * sizeof(unsigned long);
@@ -238,7 +282,8 @@ u64 tac_policy_ram_bytes(u32 nr_blocks, const struct tac_params *params)
 	       n * sizeof(u32) +			/* pos */
 	       n * sizeof(struct tac_heap_node) +
 	       (u64)tac_nr_buckets(nr_blocks) * sizeof(u32) +
-	       2 * tac_bitmap_bytes(nr_blocks) +	/* dirty, held */
+	       3 * tac_bitmap_bytes(nr_blocks) +	/* dirty, held, ref */
+	       (u64)tac_nr_ghosts(nr_blocks) * sizeof(u16) +
 	       (u64)params->stats_extents * sizeof(struct tac_temp_entry);
 }
 
@@ -402,6 +447,22 @@ static u32 tac_block_temp(struct tac *tac, u32 cb)
 	return tac_temp_get(&tac->temps, tac_extent_of(tac, ob));
 }
 
+/*
+ * A clean block's heap key (GreedyDual): the inflation value, which is the
+ * key of the last block evicted, plus the block's credit, its extent's
+ * temperature.  Every key is at least the inflation value, up to
+ * TAC_MAX_CREDIT above it, so the heap's serial-number order holds.
+ */
+static u32 tac_key(struct tac *tac, u32 t)
+{
+	return tac->inflation + min_t(u32, t, TAC_MAX_CREDIT);
+}
+
+static bool tac_key_before(u32 a, u32 b)
+{
+	return (s32)(a - b) < 0;
+}
+
 static void tac_age_tick(struct tac *tac)
 {
 	tac_temp_halve(&tac->temps);
@@ -440,8 +501,75 @@ static void tac_account(struct tac *tac, u64 ob, u32 nr, u32 cost)
 /* The smoothed heap: @t must beat @coldest by admit_margin percent. */
 static bool tac_warmer(struct tac *tac, u32 t, u32 coldest)
 {
-	return (u64)t * 100 >
+	return ((u64)t << tac->loosen) * 100 >
 	       (u64)coldest * (100 + tac->params.admit_margin);
+}
+
+/*
+ * A ghost is 16 bits: 14 of the block's hash, and which list it is on.  An
+ * empty slot is 0.  A fingerprint may match another block (1 in 2^14 per
+ * lookup): a stray vote, no more.
+ */
+#define GHOST_REFUSED	1
+#define GHOST_EVICTED	2
+
+static u32 tac_ghost_slot(struct tac *tac, tac_oblock_t oblock, u16 *fp)
+{
+	u64 h = from_oblock(oblock) * 0x9e3779b97f4a7c15ULL;
+
+	*fp = (u16)(h >> 16) | GHOST_REFUSED | GHOST_EVICTED;
+	return (h >> 32) & tac->ghost_mask;
+}
+
+/*
+ * Issue 10's learning filter, after ARC's ghost lists: a miss on a block
+ * the filter refused says it was too strict, a miss on a block evicted to
+ * make room says it was too loose.  Each vote weighs what the miss costs
+ * the disk (the request's class), so a scan that comes back weighs little.
+ * Every TAC_LEARN_VOTES votes the filter moves one step toward the side
+ * that cost more.
+ */
+static void tac_learn(struct tac *tac, bool refused)
+{
+	u64 w = tac->last_cost + 1;
+
+	if (refused)
+		tac->refused_back += w;
+	else
+		tac->evicted_back += w;
+	if (++tac->votes < TAC_LEARN_VOTES)
+		return;
+	if (tac->refused_back > tac->evicted_back &&
+	    tac->loosen < TAC_MAX_LOOSEN)
+		tac->loosen++;
+	else if (tac->refused_back < tac->evicted_back && tac->loosen)
+		tac->loosen--;
+	tac->votes = 0;
+	tac->refused_back = 0;
+	tac->evicted_back = 0;
+}
+
+/* Remember @oblock as refused or evicted, over whatever the slot held. */
+static void tac_ghost_add(struct tac *tac, tac_oblock_t oblock, bool refused)
+{
+	u16 fp;
+	u32 slot = tac_ghost_slot(tac, oblock, &fp);
+
+	tac->ghost[slot] = fp & ~(refused ? GHOST_EVICTED : GHOST_REFUSED);
+}
+
+/* A miss on @oblock: if it is a ghost, vote and forget it (true). */
+static bool tac_ghost_check(struct tac *tac, tac_oblock_t oblock)
+{
+	u16 fp;
+	u32 slot = tac_ghost_slot(tac, oblock, &fp);
+	u16 g = tac->ghost[slot];
+
+	if (!g || (g | GHOST_REFUSED | GHOST_EVICTED) != fp)
+		return false;
+	tac->ghost[slot] = 0;
+	tac_learn(tac, g & GHOST_REFUSED);
+	return true;
 }
 
 /* Turbocharging section 3.3.1: aggressive filling up to tau percent. */
@@ -453,23 +581,23 @@ static bool tac_filling(struct tac *tac)
 }
 
 /*
- * TAC section 3.3: keys are temperatures at insertion; before trusting the
- * top, look up its current temperature and re-insert it if it changed, at
- * most *@budget times in all.  A top whose key went down stays on top and
- * is now exact, so it ends the search.
+ * A block used since its key was set gets a new one before it can be
+ * evicted: the inflation value plus its extent's temperature now.  That
+ * is GreedyDual's update on a hit, made lazily, when the block reaches the
+ * top (as TAC section 3.3 corrects its keys lazily), at most *@budget
+ * times in all.
  */
 static void tac_refresh_top(struct tac *tac, u32 *budget)
 {
 	while (*budget && !tac_heap_empty(&tac->heap)) {
-		struct tac_heap_node top = tac_heap_top(&tac->heap);
-		u32 t = tac_block_temp(tac, top.item);
+		u32 cb = tac_heap_top(&tac->heap).item;
 
-		if (t == top.key)
+		if (!test_bit(cb, tac->ref))
 			return;
 		(*budget)--;
-		tac_heap_update(&tac->heap, top.item, t);
-		if (t < top.key)
-			return;
+		__clear_bit(cb, tac->ref);
+		tac_heap_update(&tac->heap, cb,
+				tac_key(tac, tac_block_temp(tac, cb)));
 	}
 }
 
@@ -497,9 +625,14 @@ static bool tac_find_victim(struct tac *tac, struct tac_heap_node *victim)
 			break;
 		aside[nr_aside++] = tac_heap_pop(&tac->heap);
 	}
-	while (nr_aside--)
-		tac_heap_push(&tac->heap, aside[nr_aside].item,
-			      aside[nr_aside].key);
+	/* Held blocks go back no lower than the inflation value. */
+	while (nr_aside--) {
+		u32 key = aside[nr_aside].key;
+
+		if (tac_key_before(key, tac->inflation))
+			key = tac->inflation;
+		tac_heap_push(&tac->heap, aside[nr_aside].item, key);
+	}
 	return found;
 }
 
@@ -510,14 +643,16 @@ static bool tac_find_victim(struct tac *tac, struct tac_heap_node *victim)
  *   -ENOSPC  bypass.
  *
  * Below fill_threshold percent used, every block is admitted (Turbocharging
- * 3.3.1).  From there on the smoothed-heap test applies (TAC 3.3): while
- * free blocks remain, against the coldest clean block, held or not (0 if
- * there is none), and a winner takes a free block, evicting nothing; once
- * no block is free, against the coldest clean block that is not held,
+ * 3.3.1).  From there on the smoothed-heap test applies (TAC 3.3) to the
+ * temperatures, loosened by the learning filter: while free blocks
+ * remain, against the extent of the heap's top, held or not (0 if there
+ * is none), and a winner takes a free block, evicting nothing; once no
+ * block is free, against the extent of the top block that is not held,
  * which the winner replaces.
  *
- * It may refresh heap keys, which changes no mapping, no counter and no
- * decision an exact heap would make, so would_admit() can share it.
+ * It may key used blocks again on the way, which changes no mapping and
+ * no counter: as a CLOCK hand passing, it only spends their mark.  So
+ * would_admit() can share it, and admit() reuse its answer.
  */
 static int tac_decide(struct tac *tac, u32 t, struct tac_heap_node *victim)
 {
@@ -529,11 +664,13 @@ static int tac_decide(struct tac *tac, u32 t, struct tac_heap_node *victim)
 			return 0;
 		tac_refresh_top(tac, &budget);
 		if (!tac_heap_empty(&tac->heap))
-			coldest = tac_heap_top(&tac->heap).key;
+			coldest = tac_block_temp(tac,
+					tac_heap_top(&tac->heap).item);
 		return tac_warmer(tac, t, coldest) ? 0 : -ENOSPC;
 	}
 
-	if (!tac_find_victim(tac, victim) || !tac_warmer(tac, t, victim->key))
+	if (!tac_find_victim(tac, victim) ||
+	    !tac_warmer(tac, t, tac_block_temp(tac, victim->item)))
 		return -ENOSPC;
 	return 1;
 }
@@ -552,6 +689,8 @@ static void tac_destroy(struct tac_policy *p)
 	kvfree(tac->buckets);
 	kvfree(tac->dirty);
 	kvfree(tac->held);
+	kvfree(tac->ref);
+	kvfree(tac->ghost);
 	kvfree(tac->slots);
 	kfree(tac);
 }
@@ -577,6 +716,7 @@ static enum tac_class tac_request(struct tac_policy *p, tac_oblock_t first,
 	class = tac_seq_classify(&tac->seq, ob, nr_blocks, tac->extent_shift,
 				 tac->params.seq_window,
 				 tac->params.seq_threshold);
+	tac->last_cost = class == TAC_SEQUENTIAL ? tac->cost_seq : tac->cost_random;
 	if (class == TAC_SEQUENTIAL) {
 		tac->seq_requests++;
 		tac_account(tac, ob, nr_blocks, tac->cost_seq);
@@ -593,11 +733,18 @@ static int tac_lookup(struct tac_policy *p, tac_oblock_t oblock,
 	struct tac *tac = to_tac(p);
 	u32 cb = tac_hash_find(tac, oblock);
 
-	/* Temperatures, not recency: a hit changes nothing here. */
-	(void)record_hit;
-
-	if (cb == TAC_NONE)
+	if (cb == TAC_NONE) {
+		/* A miss on a ghost is a vote; it may move the filter. */
+		if (record_hit && tac_ghost_check(tac, oblock))
+			tac->pending.valid = false;
 		return -ENOENT;
+	}
+	if (record_hit && !test_bit(cb, tac->ref)) {
+		__set_bit(cb, tac->ref);
+		/* The victim admit() would take was just used. */
+		if (tac->pending.valid && tac->pending.victim.item == cb)
+			tac->pending.valid = false;
+	}
 	*cblock = to_cblock(cb);
 	return 0;
 }
@@ -608,7 +755,7 @@ static bool tac_would_admit(struct tac_policy *p, tac_oblock_t oblock)
 	u32 t = tac_temp_get(&tac->temps,
 			     tac_extent_of(tac, from_oblock(oblock)));
 
-	/* Refreshing heap keys is invisible; the answer is kept for admit(). */
+	/* Keying used blocks again changes no mapping: kept for admit(). */
 	tac->pending.r = tac_decide(tac, t, &tac->pending.victim);
 	tac->pending.oblock = oblock;
 	tac->pending.valid = true;
@@ -638,6 +785,7 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 	tac->pending.valid = false;
 
 	if (r < 0) {
+		tac_ghost_add(tac, oblock, true);
 		tac->bypasses++;
 		return r;
 	}
@@ -650,17 +798,22 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 		}
 		/* A new mapping starts unheld, whatever came before. */
 		__clear_bit(cb, tac->held);
+		__clear_bit(cb, tac->ref);
 		tac_set_ob(tac, cb, oblock);
 		tac_hash_insert(tac, cb);
-		tac_heap_push(&tac->heap, cb, t);
+		tac_heap_push(&tac->heap, cb, tac_key(tac, t));
 		tac->nr_mapped++;
 	} else {
 		cb = victim.item;
 		*evicted = tac_ob(tac, cb);
 		tac_hash_remove(tac, cb);
+		if (tac_key_before(tac->inflation, victim.key))
+			tac->inflation = victim.key;
+		tac_ghost_add(tac, *evicted, false);
+		__clear_bit(cb, tac->ref);
 		tac_set_ob(tac, cb, oblock);
 		tac_hash_insert(tac, cb);
-		tac_heap_update(&tac->heap, cb, t);
+		tac_heap_update(&tac->heap, cb, tac_key(tac, t));
 		tac->evictions++;
 	}
 	tac->admissions++;
@@ -738,7 +891,7 @@ static void tac_clear_dirty(struct tac_policy *p, tac_cblock_t cblock)
 		return;
 	__clear_bit(cb, tac->dirty);
 	tac->nr_dirty--;
-	tac_heap_push(&tac->heap, cb, tac_block_temp(tac, cb));
+	tac_heap_push(&tac->heap, cb, tac_key(tac, tac_block_temp(tac, cb)));
 }
 
 /*
@@ -853,6 +1006,7 @@ static int tac_load_mapping(struct tac_policy *p, tac_cblock_t cblock,
 
 	tac_free_claim(tac, cb);
 	__clear_bit(cb, tac->held);
+	__clear_bit(cb, tac->ref);
 	tac_set_ob(tac, cb, oblock);
 	tac_hash_insert(tac, cb);
 	tac->nr_mapped++;
@@ -861,7 +1015,8 @@ static int tac_load_mapping(struct tac_policy *p, tac_cblock_t cblock,
 		__set_bit(cb, tac->dirty);
 		tac->nr_dirty++;
 	} else {
-		tac_heap_push(&tac->heap, cb, tac_block_temp(tac, cb));
+		tac_heap_push(&tac->heap, cb,
+			      tac_key(tac, tac_block_temp(tac, cb)));
 	}
 	return 0;
 }
@@ -935,9 +1090,9 @@ static void tac_stats(struct tac_policy *p, struct tac_policy_stats *s)
 	s->nr_dirty = tac->nr_dirty;
 	s->nr_detached = tac->nr_detached;
 	s->tracked_extents = tac->temps.nr_used;
-	/* As the lazy heap sees it: the top's key, exact once refreshed. */
+	/* The temperature of the next victim's extent. */
 	s->coldest_temp = tac_heap_empty(&tac->heap) ? 0 :
-			  tac_heap_top(&tac->heap).key;
+			  tac_block_temp(tac, tac_heap_top(&tac->heap).item);
 	s->ram_bytes = tac->ram_bytes;
 }
 
@@ -1006,10 +1161,15 @@ struct tac_policy *tac_policy_create(u32 nr_blocks,
 				     sizeof(unsigned long));
 	tac->held = tac_array_alloc(BITS_TO_LONGS(nr_blocks),
 				    sizeof(unsigned long));
+	tac->ref = tac_array_alloc(BITS_TO_LONGS(nr_blocks),
+				   sizeof(unsigned long));
+	tac->ghost_mask = tac_nr_ghosts(nr_blocks) - 1;
+	tac->ghost = tac_array_alloc(tac->ghost_mask + 1, sizeof(u16));
 	tac->slots = tac_array_alloc(params->stats_extents,
 				     sizeof(*tac->slots));
 	if (!tac->blocks || !tac->pos || !tac->nodes || !tac->buckets ||
-	    !tac->dirty || !tac->held || !tac->slots) {
+	    !tac->dirty || !tac->held || !tac->ref || !tac->ghost ||
+	    !tac->slots) {
 		tac_destroy(&tac->policy);
 		return NULL;
 	}

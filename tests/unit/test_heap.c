@@ -121,21 +121,25 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Pushing keys and popping them all gives them back sorted. */
+/*
+ * Pushing keys and popping them all gives them back sorted, in serial
+ * number order: keys spread over 2^31 from 0xc0000000 wrap past 2^32 and
+ * still come out in order.
+ */
 static void heap_pops_keys_in_ascending_order(void)
 {
 	static struct fixture f;
-	u32 sorted[CAP], i;
+	u32 sorted[CAP], i, base = 0xc0000000U;
 	u64 s = rnd_seed(7);
 
 	fixture_init(&f);
 	for (i = 0; i < CAP; i++) {
-		sorted[i] = (u32)rnd_next(&s);
-		tac_heap_push(&f.h, i, sorted[i]);
+		sorted[i] = (u32)rnd_next(&s) & 0x7fffffffU;
+		tac_heap_push(&f.h, i, base + sorted[i]);
 	}
 	qsort(sorted, CAP, sizeof(u32), cmp_u32);
 	for (i = 0; i < CAP; i++)
-		EXPECT_EQ(sorted[i], tac_heap_pop(&f.h).key);
+		EXPECT_EQ(base + sorted[i], tac_heap_pop(&f.h).key);
 	EXPECT_TRUE(tac_heap_empty(&f.h));
 }
 

@@ -145,9 +145,11 @@ static void admit_against_coldest_at_zero(void)
  */
 static void admit_margin_at_saturated_temperatures(void)
 {
-	struct tac_policy *p = full4(1, 4252442866U);
+	struct tac_policy *p = full4(1, 0);
 
+	/* ob 1 stays the victim (key 0); its extent warms afterwards. */
 	EXPECT_TRUE(p);
+	set_temp(p, 1, 4252442866U);
 	set_temp(p, 2, U32_MAX);
 	set_temp(p, 3, U32_MAX);
 	set_temp(p, 4, U32_MAX);
@@ -155,8 +157,9 @@ static void admit_margin_at_saturated_temperatures(void)
 	EXPECT_EQ(1, adm(p, 10, NULL, NULL));
 	tac_policy_destroy(p);
 
-	p = full4(1, 4252442867U);
+	p = full4(1, 0);
 	EXPECT_TRUE(p);
+	set_temp(p, 1, 4252442867U);
 	set_temp(p, 2, U32_MAX);
 	set_temp(p, 3, U32_MAX);
 	set_temp(p, 4, U32_MAX);
@@ -179,28 +182,62 @@ static void admit_margin_zero_needs_strictly_warmer(void)
 }
 
 /*
- * TAC section 3.3: ob 1 was inserted at 1000 but is now 9000.  The heap
- * still says 1000; the refresh re-inserts it, and ob 2 (5000) is the
- * victim for a candidate at 5100.
+ * GreedyDual, lazily: ob 10 (5100) evicts ob 1 (key 1000), which sets the
+ * inflation value to 1000.  ob 2 (key 5000) is next, unless it is used:
+ * then it reaches the top marked, is keyed again at 1000 + 5500, and ob 3
+ * (key 6000) is evicted instead.  Without the use, ob 2 goes.
  */
-static void victim_search_refreshes_a_stale_top(void)
+static void victim_search_rekeys_a_block_used_since_its_key(void)
 {
-	struct tac_policy *p = full4(1, 1000);
-	u64 ev = 0;
+	u32 used;
+
+	for (used = 0; used <= 1; used++) {
+		struct tac_policy *p = full4(1, 1000);
+		u64 ev = 0;
+
+		EXPECT_TRUE(p);
+		EXPECT_EQ(1000, pstats(p).coldest_temp);
+		set_temp(p, 10, 5100);
+		EXPECT_EQ(1, adm(p, 10, NULL, &ev));
+		EXPECT_EQ(1, ev);
+		set_temp(p, 2, 5500);
+		if (used)
+			EXPECT_EQ(1, look(p, 2));
+		set_temp(p, 11, 6100);
+		EXPECT_EQ(1, adm(p, 11, NULL, &ev));
+		EXPECT_EQ(used ? 3 : 2, ev);
+		tac_policy_destroy(p);
+	}
+}
+
+/*
+ * Recency: blocks of equal temperature leave in the order they came, as
+ * each admission raises the inflation value above the keys before it.
+ */
+static void equal_temperatures_leave_first_in_first_out(void)
+{
+	struct tac_policy *p = mk(4, 100, 0);
+	u64 ev = 0, ob;
 
 	EXPECT_TRUE(p);
-	EXPECT_EQ(1000, pstats(p).coldest_temp);
-	set_temp(p, 1, 9000);
-	set_temp(p, 10, 5100);
-	EXPECT_EQ(1, adm(p, 10, NULL, &ev));
-	EXPECT_EQ(2, ev);
-	EXPECT_EQ(5100, pstats(p).coldest_temp);
+	for (ob = 1; ob <= 4; ob++) {
+		set_temp(p, ob, 999 + ob);	/* keys 1000..1003 */
+		EXPECT_EQ(0, adm(p, ob, NULL, NULL));
+		set_temp(p, ob, 1000);
+	}
+	for (ob = 5; ob <= 40; ob++) {
+		set_temp(p, ob, 1001);	/* strictly warmer than the victim */
+		EXPECT_EQ(1, adm(p, ob, NULL, &ev));
+		EXPECT_EQ(ob - 4, ev);
+		set_temp(p, ob, 1000);
+	}
 	tac_policy_destroy(p);
 }
 
 /*
- * Seven blocks inserted at 10, 20, .., 70, all now 1000.  Five re-checks
- * fix the first five; the sixth top (inserted at 60) is taken as it is.
+ * Seven blocks inserted at 10, 20, .., 70, all now 1000 and used.  Five
+ * re-checks key the first five again; the sixth top (key 60, still
+ * marked used) is taken as it is.
  */
 static void victim_search_rechecks_the_top_five_times(void)
 {
@@ -213,9 +250,11 @@ static void victim_search_rechecks_the_top_five_times(void)
 		set_temp(p, i, 10 * i);
 		EXPECT_EQ(0, adm(p, i, NULL, NULL));
 	}
-	for (i = 1; i <= 7; i++)
+	for (i = 1; i <= 7; i++) {
 		set_temp(p, i, 1000);
-	set_temp(p, 100, 500);
+		EXPECT_EQ(i - 1, look(p, i));	/* used: keyed again */
+	}
+	set_temp(p, 100, 1500);
 	EXPECT_EQ(1, adm(p, 100, NULL, &ev));
 	EXPECT_EQ(6, ev);
 	tac_policy_destroy(p);
@@ -362,7 +401,8 @@ static void clear_dirty_reinserts_with_current_temperature(void)
 	set_temp(p, 10, 5500);
 	EXPECT_EQ(1, adm(p, 10, NULL, &ev));
 	EXPECT_EQ(2, ev);		/* not ob 1, now at 8000 */
-	EXPECT_EQ(5500, pstats(p).coldest_temp);	/* ob 10 */
+	/* ob 10 was keyed at the inflation value 5000 plus 5500: ob 3 is next. */
+	EXPECT_EQ(6000, pstats(p).coldest_temp);
 	tac_policy_destroy(p);
 }
 
@@ -923,6 +963,48 @@ static void random_operations_match_a_model_of_block_states(void)
 	}
 }
 
+/*
+ * The learning filter (issue 10): ob 100 at 800 is refused against a
+ * victim at 1000.  Each time it comes back (a miss on a refused block) is
+ * a vote; after 256 votes the filter halves the victim's temperature, and
+ * ob 100 is admitted.  Then 256 misses on blocks evicted to make room
+ * tighten it again, and ob 100 is refused once more.
+ */
+static void refused_blocks_that_come_back_loosen_the_filter(void)
+{
+	struct tac_policy *p = full4(1, 1000);
+	u64 ev = 0, ob;
+	u32 i;
+
+	EXPECT_TRUE(p);
+	set_temp(p, 100, 800);
+	for (i = 0; i < 256; i++) {
+		EXPECT_EQ(-ENOSPC, adm(p, 100, NULL, NULL));
+		EXPECT_EQ(-1, look(p, 100));
+	}
+	EXPECT_EQ(1, adm(p, 100, NULL, &ev));
+	EXPECT_EQ(1, ev);
+
+	/* Hot newcomers evict, and every evicted block comes back. */
+	for (ob = 1000, i = 0; i < 256; i++, ob++) {
+		set_temp(p, ob, 1000000);
+		EXPECT_EQ(1, adm(p, ob, NULL, &ev));
+		EXPECT_EQ(-1, look(p, ev));
+	}
+	for (i = 0; i < 4; i++) {
+		tac_oblock_t o;
+		bool dirty;
+
+		EXPECT_TRUE(tac_policy_mapping(p, to_cblock(i), &o, &dirty));
+		set_temp(p, from_oblock(o), 1000);
+	}
+	set_temp(p, 101, 800);
+	EXPECT_EQ(-ENOSPC, adm(p, 101, NULL, NULL));
+	set_temp(p, 101, 1011);
+	EXPECT_EQ(1, adm(p, 101, NULL, NULL));
+	tac_policy_destroy(p);
+}
+
 int main(void)
 {
 	RUN(admit_exactly_one_percent_warmer_is_bypassed);
@@ -931,7 +1013,9 @@ int main(void)
 	RUN(admit_against_coldest_at_zero);
 	RUN(admit_margin_at_saturated_temperatures);
 	RUN(admit_margin_zero_needs_strictly_warmer);
-	RUN(victim_search_refreshes_a_stale_top);
+	RUN(victim_search_rekeys_a_block_used_since_its_key);
+	RUN(equal_temperatures_leave_first_in_first_out);
+	RUN(refused_blocks_that_come_back_loosen_the_filter);
 	RUN(victim_search_rechecks_the_top_five_times);
 	RUN(fill_threshold_admits_all_then_tests_even_with_free_blocks);
 	RUN(fill_threshold_zero_tests_from_the_start);
