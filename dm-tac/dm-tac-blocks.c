@@ -151,13 +151,18 @@ static void __maybe_free(struct tac_cache *c, u32 cb)
 	c->cb_state[cb] = 0;
 }
 
-enum tac_lookup __tac_lookup(struct tac_cache *c, u64 oblock, u32 *cb)
+/*
+ * @use: this access uses the block (the policy counts it, see
+ * tac_policy_lookup()); false for probes, discards and data that goes
+ * to the origin around the cache.
+ */
+enum tac_lookup __tac_lookup(struct tac_cache *c, u64 oblock, u32 *cb,
+			     bool use)
 {
 	tac_cblock_t cblock;
 
 	if (oblock >= c->nr_oblocks ||
-	    tac_policy_lookup(c->policy, to_oblock(oblock), &cblock,
-			      true))
+	    tac_policy_lookup(c->policy, to_oblock(oblock), &cblock, use))
 		return LK_NONE;
 	*cb = from_cblock(cblock);
 	return (c->cb_state[*cb] & CB_PENDING) ? LK_PENDING : LK_VALID;

@@ -172,7 +172,7 @@ static u32 __tac_uncached_runs(struct tac_cache *c, u64 b0, u64 bl)
 	u64 b;
 
 	for (b = b0; b <= bl && runs < 2; b++) {
-		bool cached = __tac_lookup(c, b, &cb) == LK_VALID;
+		bool cached = __tac_lookup(c, b, &cb, false) == LK_VALID;
 
 		if (!cached && !in_run)
 			runs++;
@@ -991,7 +991,7 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 	spin_lock_irq(&c->lock);
 	__tac_classify(ti, c, bio, false);
 	c->last_io = jiffies;
-	st = __tac_lookup(c, b0, &cb);
+	st = __tac_lookup(c, b0, &cb, !pb->around);
 	if (st == LK_VALID)
 		dirty = __tac_is_dirty(c, cb);
 	/*
@@ -1056,7 +1056,7 @@ miss:
 	 */
 	around = st == LK_VALID;
 	for (b = b0 + 1; b <= bl; b++) {
-		if (__tac_lookup(c, b, &cb) != LK_VALID)
+		if (__tac_lookup(c, b, &cb, !pb->around) != LK_VALID)
 			continue;
 		if (__tac_is_dirty(c, cb) ?
 		    !pb->around || !__tac_overlay_add(c, pb, b - b0, cb) :
@@ -1080,7 +1080,7 @@ miss:
 		u64 last = min(b, b0 + cap);
 
 		for (b = b0; b < last; b++)
-			if (__tac_lookup(c, b, &cb) == LK_NONE &&
+			if (__tac_lookup(c, b, &cb, true) == LK_NONE &&
 			    __tac_reserve(c, b, &cb)) {
 				off[nr] = b - b0;
 				cbs[nr++] = cb;
@@ -1305,7 +1305,7 @@ static u64 __tac_origin_run(struct dm_target *ti, struct tac_cache *c,
 	u32 cb;
 
 	for (b = b0; b <= bl; b++) {
-		st = __tac_lookup(c, b, &cb);
+		st = __tac_lookup(c, b, &cb, c->mode != TAC_MODE_WRITEAROUND);
 		if (st == LK_NONE) {
 			if (b > b0 && caching && tac_whole_block(c, b, start, end) &&
 			    __tac_may_fill(c, b) &&
@@ -1342,7 +1342,7 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 	spin_lock_irq(&c->lock);
 	__tac_classify(ti, c, bio, true);
 	c->last_io = jiffies;
-	st = __tac_lookup(c, b0, &cb);
+	st = __tac_lookup(c, b0, &cb, c->mode != TAC_MODE_WRITEAROUND);
 	if (st != LK_NONE)
 		dirty = __tac_is_dirty(c, cb);
 
@@ -1504,7 +1504,7 @@ static int tac_route_discard(struct tac_cache *c, struct bio *bio,
 						&ob, &dirty) ||
 			    from_oblock(ob) < w0 || from_oblock(ob) >= w1)
 				goto next;
-		} else if (__tac_lookup(c, pb->cursor, &cb) == LK_NONE) {
+		} else if (__tac_lookup(c, pb->cursor, &cb, false) == LK_NONE) {
 			goto next;
 		}
 		if (!__tac_discard_block(c, cb)) {

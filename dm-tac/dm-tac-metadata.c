@@ -874,6 +874,13 @@ int tac_md_load(struct tac_cache *c, bool discard_dirty, char **error)
 		       &c->md.uuid);
 		goto out;
 	}
+	/*
+	 * Temperatures first: the policy keys each restored clean block by
+	 * its extent's temperature as it loads it, and would otherwise key
+	 * them all at 0 and evict the hot ones as readily as the cold.
+	 */
+	if (c->md.was_clean)
+		tac_md_load_temps(c);
 	r = tac_md_read_maps(c, true, c->md.was_clean, &bad);
 	if (r) {
 		DMERR("cache %pUb: map sector %llu holds an impossible entry",
@@ -896,9 +903,7 @@ int tac_md_load(struct tac_cache *c, bool discard_dirty, char **error)
 		}
 		tac_commit_done(c, c->md.pages);
 	}
-	if (c->md.was_clean)
-		tac_md_load_temps(c);
-	else
+	if (!c->md.was_clean)
 		DMINFO("cache %pUb: unclean shutdown: clean blocks dropped (they may not match the origin), %u dirty blocks recovered",
 		       &c->md.uuid, c->disk_dirty);
 out:

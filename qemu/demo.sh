@@ -268,7 +268,7 @@ say "  all reads: $ah_ hits, $am_ misses: $ar (read_hits, read_misses: every blo
 say "  Why the scan did not push the hot set out: it read $scan_ blocks, yet dm-tac cached only $pro_"
 say "  (promotions), about one per random miss, and bypassed $byp_: a scanned block warms its extent by"
 say "  its transfer time (about 40 us), a random read by a seek and a turn (12 ms), and a block is"
-say "  cached only if its extent is warmer than the coldest cached block (coldest_temp: $cold_ us)."
+say "  cached only if its extent is warmer than the extent of the block it would replace (coldest_temp: $cold_ us)."
 say ""
 say "The hottest extents at the end (dmsetup message demo 0 heat 5): extent"
 say "(32 blocks), first sector, where, temperature (disk time a hit there saves, us)"

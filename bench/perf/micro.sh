@@ -155,11 +155,10 @@ dmsetup remove lin_h
 # admit_margin cannot stop admissions (admit_margin 1000 with
 # fill_threshold 0 had all 16384 blocks of such a region promoted): with
 # free blocks (the 512 MiB cache holds 64 MiB) a miss is admitted when its
-# extent's temperature beats the coldest cached block's heap key by
-# admit_margin percent (1000 at most), and every random access adds
-# cost_hdd_random_us - cost_cache_us to it, so an extent read often enough
-# always gets in; the heap keys, temperatures at insertion refreshed
-# lazily, may be low too.  What the policy needs is a candidate of
+# extent's temperature beats that of the next victim's extent by
+# admit_margin percent (1000 at most; the learning filter may halve the
+# latter), and every random access adds cost_hdd_random_us -
+# cost_cache_us to it, so an extent read often enough always gets in.  What the policy needs is a candidate of
 # temperature 0: with both disk costs 0 no access warms an extent, and 0
 # is never warmer than anything; fill_threshold 0 turns off the filling
 # that admits everything below 95% used.  Every miss still goes through

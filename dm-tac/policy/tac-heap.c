@@ -2,10 +2,10 @@
 /*
  * dm-tac policy core: the indexed min-heap behind victim selection.
  *
- * TAC section 3.3 keeps every cached page in a heap ordered by the
- * temperature it had when it was inserted, so that the coldest one is
- * found in logarithmic time; keys are corrected lazily by the caller (see
- * tac-policy.c).  This heap stores (key, item) pairs in one preallocated
+ * TAC section 3.3 keeps every cached page in a heap so that the next
+ * victim is found in logarithmic time; the caller sets and corrects the
+ * keys (tac-policy.c: GreedyDual keys over temperatures, compared as
+ * serial numbers, see heap_less()).  This heap stores (key, item) pairs in one preallocated
  * array and the position of each item in a second one, both indexed by
  * 32-bit numbers, so that any item can be removed or re-keyed in
  * O(log n).  Capacity up to 2^31 items.

@@ -15,11 +15,13 @@
  * orders blocks by their extent's temperature alone, so a block in a warm
  * extent that is never used again stays, and one used again in a cooler
  * extent goes; on database traces that lost to LRU and ARC.  Here the
- * heap key is GreedyDual's (Cao and Irani): the inflation value plus the
- * extent's temperature, renewed lazily when a block used since its key
- * was set reaches the top.  Admission still compares temperatures, the
- * candidate's against the victim's, through a filter that learns from
- * ghosts of the blocks it refused and evicted (tac_learn()).
+ * heap key is GreedyDual's (Cao and Irani): the inflation value plus a
+ * credit that grows with the extent's temperature (tac_key()), renewed
+ * lazily when a block used since its key was set reaches the top.
+ * Admission still compares temperatures, the candidate's against the
+ * victim's, through a filter that learns from ghosts of the blocks it
+ * refused and evicted (tac_learn()); a victim whose extent warmed while it
+ * sat unused is keyed again rather than refuse everything (tac_unstick()).
  *
  * Per cache block this file keeps (numbers for the published budget):
  *   struct tac_block      9 bytes: origin block (40 bits), hash or free
@@ -28,7 +30,7 @@
  *   heap node             8 bytes: key (inflation + temperature), block
  *   hash buckets          3 bytes: nr_blocks * 3 / 4 heads of 4 bytes
  *   dirty, held, ref      3 bits
- *   ghosts                1 bit: 2 bytes per 16 blocks, at least 4096
+ *   ghosts                2 bits: 2 bytes per 8 blocks, at least 4096
  * = 24.625 bytes, plus the statistics table (16 bytes per extent slot) and
  * a few KiB per policy.  tac_policy_ram_bytes() is the exact figure.
  *
@@ -100,11 +102,14 @@
 
 #define TAC_NONE	U32_MAX
 
+/* Refusals in a row against one victim before it is keyed again. */
+#define TAC_STUCK_REFUSALS	64
+
 /* Votes per step of the learning filter, and its loosest setting. */
 #define TAC_LEARN_VOTES		256
 #define TAC_MAX_LOOSEN		8
 
-/* Ghost fingerprints: one per 16 cache blocks, at least 4096. */
+/* Ghost fingerprints: one per 8 cache blocks, at least 4096. */
 #define TAC_MIN_GHOSTS		4096
 
 /* Heap keys stay within 2^31 of each other (tac_key()). */
@@ -137,6 +142,8 @@ struct tac {
 	u32 cost_random;	/* R_HDD - R_SSD, clamped at 0 */
 	u32 in_epoch;		/* block accesses since the last halving */
 	u32 inflation;		/* the key of the last block evicted */
+	u32 stuck;		/* refusals in a row against one victim */
+	u32 stuck_item;
 
 	u32 last_cost;		/* per block of the last request() */
 
@@ -182,6 +189,7 @@ struct tac {
 	struct {
 		tac_oblock_t oblock;
 		struct tac_heap_node victim;
+		u32 against;
 		int r;
 		bool valid;
 	} pending;
@@ -264,7 +272,7 @@ static u32 tac_nr_buckets(u32 nr_blocks)
 
 static u32 tac_nr_ghosts(u32 nr_blocks)
 {
-	return max_t(u32, roundup_pow_of_two(nr_blocks / 16 + 1),
+	return max_t(u32, roundup_pow_of_two(max_t(u32, nr_blocks / 8, 1)),
 		     TAC_MIN_GHOSTS);
 }
 
@@ -449,13 +457,26 @@ static u32 tac_block_temp(struct tac *tac, u32 cb)
 
 /*
  * A clean block's heap key (GreedyDual): the inflation value, which is the
- * key of the last block evicted, plus the block's credit, its extent's
- * temperature.  Every key is at least the inflation value, up to
- * TAC_MAX_CREDIT above it, so the heap's serial-number order holds.
+ * key of the last block evicted, plus the block's credit.  The credit is
+ * its extent's temperature up to one random access (R = cost_random), and
+ * grows with the temperature's logarithm past it, R * (1 + log2(t / R)):
+ * an extent a thousand times hotter does not keep its blocks a thousand
+ * times longer when they are not used.
+ *
+ * The heap's serial-number order needs every key within 2^31 of every
+ * other.  Every key is at least the inflation value: a new key is made
+ * from it, the inflation value becomes the key of a victim, the heap's
+ * smallest unheld key, and held blocks stepped over on the way go back at
+ * that key at least (tac_find_victim()).  And no key is more than
+ * TAC_MAX_CREDIT (2^30) above it.
  */
 static u32 tac_key(struct tac *tac, u32 t)
 {
-	return tac->inflation + min_t(u32, t, TAC_MAX_CREDIT);
+	u64 r = max_t(u32, tac->cost_random, 1), credit = t;
+
+	if (t > r)
+		credit = r * (1 + ilog2(t / r));
+	return tac->inflation + (u32)min_t(u64, credit, TAC_MAX_CREDIT);
 }
 
 static bool tac_key_before(u32 a, u32 b)
@@ -498,11 +519,19 @@ static void tac_account(struct tac *tac, u64 ob, u32 nr, u32 cost)
  * Admission and victim selection (TAC sections 3.2, 3.3)
  */
 
-/* The smoothed heap: @t must beat @coldest by admit_margin percent. */
+/*
+ * The smoothed heap: @t must beat @coldest by admit_margin percent, once
+ * @coldest is halved @loosen times.
+ */
+static bool tac_warmer_at(struct tac *tac, u32 t, u32 coldest, u32 loosen)
+{
+	return ((u64)t << loosen) * 100 >
+	       (u64)coldest * (100 + tac->params.admit_margin);
+}
+
 static bool tac_warmer(struct tac *tac, u32 t, u32 coldest)
 {
-	return ((u64)t << tac->loosen) * 100 >
-	       (u64)coldest * (100 + tac->params.admit_margin);
+	return tac_warmer_at(tac, t, coldest, tac->loosen);
 }
 
 /*
@@ -522,23 +551,26 @@ static u32 tac_ghost_slot(struct tac *tac, tac_oblock_t oblock, u16 *fp)
 }
 
 /*
- * Issue 10's learning filter, after ARC's ghost lists: a miss on a block
- * the filter refused says it was too strict, a miss on a block evicted to
- * make room says it was too loose.  Each vote weighs what the miss costs
- * the disk (the request's class), so a scan that comes back weighs little.
- * Every TAC_LEARN_VOTES votes the filter moves one step toward the side
- * that cost more.
+ * Issue 10's learning filter, after ARC's ghost lists.  A miss on a block
+ * that one step looser would have admitted says the filter is too strict;
+ * a miss on a block evicted for a newcomer that one step tighter would
+ * have refused says it is too loose.  Only those are remembered (see
+ * tac_admit()): a block no step would have changed says nothing about the
+ * step.  Each vote weighs what the miss costs the disk (the request's
+ * class), so a scan that comes back weighs little.  Every TAC_LEARN_VOTES
+ * votes the filter moves one step toward the side that cost more.
  */
-static void tac_learn(struct tac *tac, bool refused)
+static bool tac_learn(struct tac *tac, bool refused)
 {
-	u64 w = tac->last_cost + 1;
+	u64 w = (u64)tac->last_cost + 1;
+	u32 was = tac->loosen;
 
 	if (refused)
 		tac->refused_back += w;
 	else
 		tac->evicted_back += w;
 	if (++tac->votes < TAC_LEARN_VOTES)
-		return;
+		return false;
 	if (tac->refused_back > tac->evicted_back &&
 	    tac->loosen < TAC_MAX_LOOSEN)
 		tac->loosen++;
@@ -547,6 +579,7 @@ static void tac_learn(struct tac *tac, bool refused)
 	tac->votes = 0;
 	tac->refused_back = 0;
 	tac->evicted_back = 0;
+	return tac->loosen != was;
 }
 
 /* Remember @oblock as refused or evicted, over whatever the slot held. */
@@ -558,7 +591,10 @@ static void tac_ghost_add(struct tac *tac, tac_oblock_t oblock, bool refused)
 	tac->ghost[slot] = fp & ~(refused ? GHOST_EVICTED : GHOST_REFUSED);
 }
 
-/* A miss on @oblock: if it is a ghost, vote and forget it (true). */
+/*
+ * A miss on @oblock: if it is a ghost, vote and forget it.  True if the
+ * filter moved.
+ */
 static bool tac_ghost_check(struct tac *tac, tac_oblock_t oblock)
 {
 	u16 fp;
@@ -568,8 +604,7 @@ static bool tac_ghost_check(struct tac *tac, tac_oblock_t oblock)
 	if (!g || (g | GHOST_REFUSED | GHOST_EVICTED) != fp)
 		return false;
 	tac->ghost[slot] = 0;
-	tac_learn(tac, g & GHOST_REFUSED);
-	return true;
+	return tac_learn(tac, g & GHOST_REFUSED);
 }
 
 /* Turbocharging section 3.3.1: aggressive filling up to tau percent. */
@@ -602,8 +637,8 @@ static void tac_refresh_top(struct tac *tac, u32 *budget)
 }
 
 /*
- * The coldest clean block that is not held, with its key; false if none
- * is found within TAC_HELD_SKIPS held blocks.  Held blocks are popped and
+ * The clean block with the lowest key that is not held, with its key;
+ * false if none is found within TAC_HELD_SKIPS held blocks.  Held blocks are popped and
  * put back afterwards, so each costs O(log n).
  */
 static bool tac_find_victim(struct tac *tac, struct tac_heap_node *victim)
@@ -625,15 +660,40 @@ static bool tac_find_victim(struct tac *tac, struct tac_heap_node *victim)
 			break;
 		aside[nr_aside++] = tac_heap_pop(&tac->heap);
 	}
-	/* Held blocks go back no lower than the inflation value. */
+	/*
+	 * Held blocks go back no lower than the victim's key, which becomes
+	 * the inflation value if it is evicted (tac_key()).
+	 */
 	while (nr_aside--) {
-		u32 key = aside[nr_aside].key;
+		u32 key = aside[nr_aside].key, floor;
 
-		if (tac_key_before(key, tac->inflation))
-			key = tac->inflation;
+		floor = found ? victim->key : tac->inflation;
+		if (tac_key_before(key, floor))
+			key = floor;
 		tac_heap_push(&tac->heap, aside[nr_aside].item, key);
 	}
 	return found;
+}
+
+/*
+ * A victim unused since its extent warmed up refuses every cooler
+ * candidate, and with nothing evicted it stays on top: admissions would
+ * stop until it is used or its extent cools.  After TAC_STUCK_REFUSALS
+ * refusals in a row against it, it is keyed again, its extent's warmth
+ * counting as a use (as TAC's own lazy correction would), and the next
+ * block in line is compared from then on.
+ */
+static void tac_unstick(struct tac *tac, const struct tac_heap_node *victim)
+{
+	if (tac->stuck_item != victim->item) {
+		tac->stuck_item = victim->item;
+		tac->stuck = 0;
+	}
+	if (++tac->stuck < TAC_STUCK_REFUSALS)
+		return;
+	tac->stuck = 0;
+	tac_heap_update(&tac->heap, victim->item,
+			tac_key(tac, tac_block_temp(tac, victim->item)));
 }
 
 /*
@@ -650,11 +710,14 @@ static bool tac_find_victim(struct tac *tac, struct tac_heap_node *victim)
  * block is free, against the extent of the top block that is not held,
  * which the winner replaces.
  *
+ * *@against is the temperature the candidate was compared with.
+ *
  * It may key used blocks again on the way, which changes no mapping and
  * no counter: as a CLOCK hand passing, it only spends their mark.  So
  * would_admit() can share it, and admit() reuse its answer.
  */
-static int tac_decide(struct tac *tac, u32 t, struct tac_heap_node *victim)
+static int tac_decide(struct tac *tac, u32 t, struct tac_heap_node *victim,
+		      u32 *against)
 {
 	u32 budget = TAC_HEAP_RECHECKS;
 	u32 coldest = 0;
@@ -666,13 +729,18 @@ static int tac_decide(struct tac *tac, u32 t, struct tac_heap_node *victim)
 		if (!tac_heap_empty(&tac->heap))
 			coldest = tac_block_temp(tac,
 					tac_heap_top(&tac->heap).item);
+		*against = coldest;
 		return tac_warmer(tac, t, coldest) ? 0 : -ENOSPC;
 	}
 
-	if (!tac_find_victim(tac, victim) ||
-	    !tac_warmer(tac, t, tac_block_temp(tac, victim->item)))
+	*against = U32_MAX;	/* no victim: no step would admit */
+	if (!tac_find_victim(tac, victim))
 		return -ENOSPC;
-	return 1;
+	*against = tac_block_temp(tac, victim->item);
+	if (tac_warmer(tac, t, *against))
+		return 1;
+	tac_unstick(tac, victim);
+	return -ENOSPC;
 }
 
 /*
@@ -734,7 +802,7 @@ static int tac_lookup(struct tac_policy *p, tac_oblock_t oblock,
 	u32 cb = tac_hash_find(tac, oblock);
 
 	if (cb == TAC_NONE) {
-		/* A miss on a ghost is a vote; it may move the filter. */
+		/* A miss on a ghost is a vote; the filter may move. */
 		if (record_hit && tac_ghost_check(tac, oblock))
 			tac->pending.valid = false;
 		return -ENOENT;
@@ -756,7 +824,8 @@ static bool tac_would_admit(struct tac_policy *p, tac_oblock_t oblock)
 			     tac_extent_of(tac, from_oblock(oblock)));
 
 	/* Keying used blocks again changes no mapping: kept for admit(). */
-	tac->pending.r = tac_decide(tac, t, &tac->pending.victim);
+	tac->pending.r = tac_decide(tac, t, &tac->pending.victim,
+				    &tac->pending.against);
 	tac->pending.oblock = oblock;
 	tac->pending.valid = true;
 	return tac->pending.r >= 0;
@@ -769,7 +838,7 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 	u32 t = tac_temp_get(&tac->temps,
 			     tac_extent_of(tac, from_oblock(oblock)));
 	struct tac_heap_node victim;
-	u32 cb;
+	u32 cb, against;
 	int r;
 
 	if (WARN_ON_ONCE(from_oblock(oblock) >= TAC_MAX_ORIGIN_BLOCKS)) {
@@ -779,13 +848,17 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 	if (tac->pending.valid && tac->pending.oblock == oblock) {
 		r = tac->pending.r;
 		victim = tac->pending.victim;
+		against = tac->pending.against;
 	} else {
-		r = tac_decide(tac, t, &victim);
+		r = tac_decide(tac, t, &victim, &against);
 	}
 	tac->pending.valid = false;
 
 	if (r < 0) {
-		tac_ghost_add(tac, oblock, true);
+		/* Refused, but one step looser would have admitted it. */
+		if (tac->loosen < TAC_MAX_LOOSEN && against != U32_MAX &&
+		    tac_warmer_at(tac, t, against, tac->loosen + 1))
+			tac_ghost_add(tac, oblock, true);
 		tac->bypasses++;
 		return r;
 	}
@@ -809,7 +882,11 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 		tac_hash_remove(tac, cb);
 		if (tac_key_before(tac->inflation, victim.key))
 			tac->inflation = victim.key;
-		tac_ghost_add(tac, *evicted, false);
+		tac->stuck = 0;
+		/* Evicted for a block one step tighter would have refused. */
+		if (tac->loosen &&
+		    !tac_warmer_at(tac, t, against, tac->loosen - 1))
+			tac_ghost_add(tac, *evicted, false);
 		__clear_bit(cb, tac->ref);
 		tac_set_ob(tac, cb, oblock);
 		tac_hash_insert(tac, cb);
@@ -1140,6 +1217,7 @@ struct tac_policy *tac_policy_create(u32 nr_blocks,
 	BUILD_BUG_ON(sizeof(struct tac_block) != 9);
 	BUILD_BUG_ON(sizeof(struct tac_heap_node) != 8);
 	BUILD_BUG_ON(TAC_MAX_CACHE_BLOCKS > HEAP_NOT_IN);
+	BUILD_BUG_ON(TAC_MAX_CREDIT >= BIT(31));
 
 	if (tac_params_check(params, nr_blocks, NULL))
 		return NULL;

@@ -56,7 +56,7 @@ struct tac_policy_stats {
 	u32 nr_dirty;		/* MAPPED and dirty */
 	u32 nr_detached;	/* DETACHED, awaiting release() */
 	u32 tracked_extents;	/* live entries in the statistics table */
-	u32 coldest_temp;	/* temperature of the coldest clean block */
+	u32 coldest_temp;	/* temperature of the next victim's extent */
 	u64 ram_bytes;		/* memory the policy allocated at create */
 };
 
@@ -93,15 +93,19 @@ struct tac_policy_ops {
 
 	/*
 	 * Is @oblock MAPPED?  0 and *@cblock if so, -ENOENT if not.
-	 * @record_hit: count a reference for recency-based policies (LRU
-	 * moves the block to the head); false for a mere probe.
+	 * @record_hit: this is a use of the block, which recency-based
+	 * policies count (LRU moves the block to the head; TAC marks it, and
+	 * a miss may be a ghost's vote); false for a mere probe.
 	 */
 	int (*lookup)(struct tac_policy *p, tac_oblock_t oblock,
 		      tac_cblock_t *cblock, bool record_hit);
 
 	/*
-	 * Side-effect-free: would admit(@oblock) succeed now?  Used by the
-	 * target to decide whether a multi-block bio must be split.
+	 * Would admit(@oblock) succeed now?  Used by the target to decide
+	 * whether a multi-block bio must be split.  It changes no mapping
+	 * and no counter, and admit() of the same block with no other call
+	 * in between agrees with it; it may change the order in which
+	 * blocks are evicted (TAC keys used blocks again on the way).
 	 */
 	bool (*would_admit)(struct tac_policy *p, tac_oblock_t oblock);
 

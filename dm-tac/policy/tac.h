@@ -18,7 +18,7 @@ struct tac_params {
 	u32 seq_window;		/* requests remembered by the classifier */
 	u32 seq_threshold;	/* > this many window hits: sequential */
 	u32 aging_period;	/* block accesses between halvings */
-	u32 admit_margin;	/* percent warmer than the coldest block */
+	u32 admit_margin;	/* percent warmer than the victim's extent */
 	u32 fill_threshold;	/* percent of blocks filled without a test */
 	u32 cost_hdd_random_us;	/* R_HDD */
 	u32 cost_hdd_seq_us;	/* S_HDD */

@@ -362,7 +362,9 @@ static void held_blocks_beyond_the_skip_bound_bypass(void)
 	tac_policy_hold(p, to_cblock(4), false);
 	EXPECT_EQ(1, adm(p, 50, NULL, &ev));
 	EXPECT_EQ(4, ev);
-	EXPECT_EQ(100, pstats(p).coldest_temp);
+	/* Held blocks stepped over went back at ob 4's key: any comes first. */
+	EXPECT_TRUE(pstats(p).coldest_temp >= 100 &&
+		    pstats(p).coldest_temp <= 103);
 	tac_policy_destroy(p);
 }
 
@@ -683,8 +685,8 @@ static void ram_bytes_per_block_within_budget_at_1m_and_16m(void)
 		u64 ram = tac_policy_ram_bytes(sizes[i], &params);
 		u64 per_block_x100 = (ram - stats) * 100 / sizes[i];
 
-		/* 24.25 bytes and a few KiB of fixed state. */
-		EXPECT_TRUE(per_block_x100 >= 2425);
+		/* 24.625 bytes and a few KiB of fixed state. */
+		EXPECT_TRUE(per_block_x100 >= 2462);
 		EXPECT_TRUE(per_block_x100 <= 2500);
 	}
 	/* 16 bytes per statistics slot, and nothing else grows with it. */
@@ -965,10 +967,12 @@ static void random_operations_match_a_model_of_block_states(void)
 
 /*
  * The learning filter (issue 10): ob 100 at 800 is refused against a
- * victim at 1000.  Each time it comes back (a miss on a refused block) is
- * a vote; after 256 votes the filter halves the victim's temperature, and
- * ob 100 is admitted.  Then 256 misses on blocks evicted to make room
- * tighten it again, and ob 100 is refused once more.
+ * victim at 1000, and one step looser (1000 halved) would admit it.  Each
+ * time it comes back (a miss on a refused block) is a vote; after 256
+ * votes the filter halves the victim's temperature, and ob 100 is
+ * admitted.  Then newcomers at 600 evict blocks at 600 to 1000, which
+ * only the loosened filter allows; 256 misses on those evicted blocks
+ * tighten it again, and a block at 800 is refused once more.
  */
 static void refused_blocks_that_come_back_loosen_the_filter(void)
 {
@@ -985,9 +989,11 @@ static void refused_blocks_that_come_back_loosen_the_filter(void)
 	EXPECT_EQ(1, adm(p, 100, NULL, &ev));
 	EXPECT_EQ(1, ev);
 
-	/* Hot newcomers evict, and every evicted block comes back. */
+	/* Newcomers the tight filter would refuse evict, and come back. */
+	for (ob = 2; ob <= 4; ob++)
+		set_temp(p, ob, 1000);
 	for (ob = 1000, i = 0; i < 256; i++, ob++) {
-		set_temp(p, ob, 1000000);
+		set_temp(p, ob, 600);
 		EXPECT_EQ(1, adm(p, ob, NULL, &ev));
 		EXPECT_EQ(-1, look(p, ev));
 	}
@@ -1005,6 +1011,70 @@ static void refused_blocks_that_come_back_loosen_the_filter(void)
 	tac_policy_destroy(p);
 }
 
+/*
+ * ob 1 is admitted at 1000 and never used; then its extent saturates.  It
+ * is the victim every candidate (at 10^6) is compared with, and with
+ * nothing evicted it stays on top.  After 64 refusals in a row it is keyed
+ * again, and the next candidates evict the blocks at 10,000 to 20,000
+ * instead (then the candidates are no warmer than the cache: refused).
+ */
+static void a_victim_whose_extent_warmed_does_not_stop_admissions(void)
+{
+	struct tac_policy *p = mk(4, 100, 1);
+	u32 i, admitted = 0, refused_first = 0;
+	u64 ev = 0, ob, evicted = 0;
+
+	EXPECT_TRUE(p);
+	for (ob = 1; ob <= 4; ob++) {
+		set_temp(p, ob, ob == 1 ? 1000 : 5000 * ob);
+		EXPECT_EQ(0, adm(p, ob, NULL, NULL));
+	}
+	set_temp(p, 1, U32_MAX);
+	for (i = 0; i < 200; i++) {
+		int r;
+
+		ob = 1000 + i;
+		set_temp(p, ob, 1000000);
+		r = adm(p, ob, NULL, &ev);
+		if (r == 1) {
+			evicted |= 1ULL << ev;
+			admitted++;
+		} else if (!admitted) {
+			refused_first++;
+		}
+	}
+	EXPECT_EQ(64, refused_first);
+	EXPECT_EQ(3, admitted);
+	EXPECT_EQ(0x1c, evicted);	/* obs 2, 3 and 4 */
+	EXPECT_EQ(0, look(p, 1));	/* still cached: its extent is hot */
+	tac_policy_destroy(p);
+}
+
+/*
+ * A warm restart loads the saved temperatures before the mappings
+ * (tac_md_load()), so restored blocks are keyed by them: the coldest goes
+ * first.
+ */
+static void restored_blocks_are_keyed_by_their_saved_temperatures(void)
+{
+	struct tac_policy *p = mk(4, 100, 1);
+	u64 ev = 0;
+	u32 i;
+
+	EXPECT_TRUE(p);
+	set_temp(p, 1, 1000000);
+	set_temp(p, 2, 50000);
+	set_temp(p, 3, 50000);
+	set_temp(p, 4, 10);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(0, tac_policy_load_mapping(p, to_cblock(i),
+						     to_oblock(i + 1), false));
+	set_temp(p, 100, 1000);
+	EXPECT_EQ(1, adm(p, 100, NULL, &ev));
+	EXPECT_EQ(4, ev);
+	tac_policy_destroy(p);
+}
+
 int main(void)
 {
 	RUN(admit_exactly_one_percent_warmer_is_bypassed);
@@ -1016,6 +1086,8 @@ int main(void)
 	RUN(victim_search_rekeys_a_block_used_since_its_key);
 	RUN(equal_temperatures_leave_first_in_first_out);
 	RUN(refused_blocks_that_come_back_loosen_the_filter);
+	RUN(a_victim_whose_extent_warmed_does_not_stop_admissions);
+	RUN(restored_blocks_are_keyed_by_their_saved_temperatures);
 	RUN(victim_search_rechecks_the_top_five_times);
 	RUN(fill_threshold_admits_all_then_tests_even_with_free_blocks);
 	RUN(fill_threshold_zero_tests_from_the_start);
