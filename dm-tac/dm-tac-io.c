@@ -991,7 +991,9 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 	spin_lock_irq(&c->lock);
 	__tac_classify(ti, c, bio, false);
 	c->last_io = jiffies;
-	st = __tac_lookup(c, b0, &cb, !pb->around);
+	/* A use of the cache: a read it may serve (not one read around it). */
+	st = __tac_lookup(c, b0, &cb,
+			  !pb->around && c->mode != TAC_MODE_PASSTHROUGH);
 	if (st == LK_VALID)
 		dirty = __tac_is_dirty(c, cb);
 	/*
@@ -1056,7 +1058,8 @@ miss:
 	 */
 	around = st == LK_VALID;
 	for (b = b0 + 1; b <= bl; b++) {
-		if (__tac_lookup(c, b, &cb, !pb->around) != LK_VALID)
+		if (__tac_lookup(c, b, &cb, !pb->around &&
+				 c->mode != TAC_MODE_PASSTHROUGH) != LK_VALID)
 			continue;
 		if (__tac_is_dirty(c, cb) ?
 		    !pb->around || !__tac_overlay_add(c, pb, b - b0, cb) :
@@ -1305,7 +1308,7 @@ static u64 __tac_origin_run(struct dm_target *ti, struct tac_cache *c,
 	u32 cb;
 
 	for (b = b0; b <= bl; b++) {
-		st = __tac_lookup(c, b, &cb, c->mode != TAC_MODE_WRITEAROUND);
+		st = __tac_lookup(c, b, &cb, caching);
 		if (st == LK_NONE) {
 			if (b > b0 && caching && tac_whole_block(c, b, start, end) &&
 			    __tac_may_fill(c, b) &&
@@ -1342,7 +1345,10 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 	spin_lock_irq(&c->lock);
 	__tac_classify(ti, c, bio, true);
 	c->last_io = jiffies;
-	st = __tac_lookup(c, b0, &cb, c->mode != TAC_MODE_WRITEAROUND);
+	/* A use of the cache: a write it may take (not a stream's). */
+	st = __tac_lookup(c, b0, &cb, (c->mode == TAC_MODE_WRITEBACK ||
+				       c->mode == TAC_MODE_WRITETHROUGH) &&
+				      !pb->stream);
 	if (st != LK_NONE)
 		dirty = __tac_is_dirty(c, cb);
 

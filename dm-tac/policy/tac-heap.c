@@ -5,10 +5,10 @@
  * TAC section 3.3 keeps every cached page in a heap so that the next
  * victim is found in logarithmic time; the caller sets and corrects the
  * keys (tac-policy.c: GreedyDual keys over temperatures, compared as
- * serial numbers, see heap_less()).  This heap stores (key, item) pairs in one preallocated
- * array and the position of each item in a second one, both indexed by
- * 32-bit numbers, so that any item can be removed or re-keyed in
- * O(log n).  Capacity up to 2^31 items.
+ * serial numbers, see heap_less()).  This heap stores (key, item) pairs
+ * in one preallocated array and the position of each item in a second
+ * one, both indexed by 32-bit numbers, so that any item can be removed or
+ * re-keyed in O(log n).  Capacity up to 2^31 items.
  */
 #include <linux/bug.h>
 

@@ -27,7 +27,7 @@
  *   struct tac_block      9 bytes: origin block (40 bits), hash or free
  *                                  list link
  *   pos[]                 4 bytes: heap position, or the block's state
- *   heap node             8 bytes: key (inflation + temperature), block
+ *   heap node             8 bytes: key (inflation + credit), block
  *   hash buckets          3 bytes: nr_blocks * 3 / 4 heads of 4 bytes
  *   dirty, held, ref      3 bits
  *   ghosts                2 bits: 2 bytes per 8 blocks, at least 4096
@@ -101,6 +101,9 @@
 #define TAC_MAX_ADMIT_MARGIN	1000
 
 #define TAC_NONE	U32_MAX
+
+/* tac_decide() found no block to compare with. */
+#define TAC_NO_VICTIM	U64_MAX
 
 /* Refusals in a row against one victim before it is keyed again. */
 #define TAC_STUCK_REFUSALS	64
@@ -189,7 +192,7 @@ struct tac {
 	struct {
 		tac_oblock_t oblock;
 		struct tac_heap_node victim;
-		u32 against;
+		u64 against;
 		int r;
 		bool valid;
 	} pending;
@@ -523,13 +526,13 @@ static void tac_account(struct tac *tac, u64 ob, u32 nr, u32 cost)
  * The smoothed heap: @t must beat @coldest by admit_margin percent, once
  * @coldest is halved @loosen times.
  */
-static bool tac_warmer_at(struct tac *tac, u32 t, u32 coldest, u32 loosen)
+static bool tac_warmer_at(struct tac *tac, u32 t, u64 coldest, u32 loosen)
 {
 	return ((u64)t << loosen) * 100 >
-	       (u64)coldest * (100 + tac->params.admit_margin);
+	       coldest * (100 + tac->params.admit_margin);
 }
 
-static bool tac_warmer(struct tac *tac, u32 t, u32 coldest)
+static bool tac_warmer(struct tac *tac, u32 t, u64 coldest)
 {
 	return tac_warmer_at(tac, t, coldest, tac->loosen);
 }
@@ -617,7 +620,8 @@ static bool tac_filling(struct tac *tac)
 
 /*
  * A block used since its key was set gets a new one before it can be
- * evicted: the inflation value plus its extent's temperature now.  That
+ * evicted: the inflation value plus the credit of its extent's temperature
+ * now (tac_key()).  That
  * is GreedyDual's update on a hit, made lazily, when the block reaches the
  * top (as TAC section 3.3 corrects its keys lazily), at most *@budget
  * times in all.
@@ -638,8 +642,8 @@ static void tac_refresh_top(struct tac *tac, u32 *budget)
 
 /*
  * The clean block with the lowest key that is not held, with its key;
- * false if none is found within TAC_HELD_SKIPS held blocks.  Held blocks are popped and
- * put back afterwards, so each costs O(log n).
+ * false if none is found within TAC_HELD_SKIPS held blocks.  Held blocks
+ * are popped and put back afterwards, so each costs O(log n).
  */
 static bool tac_find_victim(struct tac *tac, struct tac_heap_node *victim)
 {
@@ -679,21 +683,29 @@ static bool tac_find_victim(struct tac *tac, struct tac_heap_node *victim)
  * A victim unused since its extent warmed up refuses every cooler
  * candidate, and with nothing evicted it stays on top: admissions would
  * stop until it is used or its extent cools.  After TAC_STUCK_REFUSALS
- * refusals in a row against it, it is keyed again, its extent's warmth
- * counting as a use (as TAC's own lazy correction would), and the next
- * block in line is compared from then on.
+ * refusals in a row against the same top, it is keyed again, its
+ * extent's warmth counting as a use (as TAC's own lazy correction would),
+ * and always behind its old key: with nothing evicted the inflation value
+ * has not moved, and the same credit would leave it where it was, ahead
+ * of blocks with its key.  The next block in line is compared from then
+ * on.  At most one step past TAC_MAX_CREDIT per TAC_STUCK_REFUSALS
+ * refusals: the keys stay far inside their 2^31 window.
  */
-static void tac_unstick(struct tac *tac, const struct tac_heap_node *victim)
+static void tac_unstick(struct tac *tac, const struct tac_heap_node *top)
 {
-	if (tac->stuck_item != victim->item) {
-		tac->stuck_item = victim->item;
+	u32 key;
+
+	if (tac->stuck_item != top->item) {
+		tac->stuck_item = top->item;
 		tac->stuck = 0;
 	}
 	if (++tac->stuck < TAC_STUCK_REFUSALS)
 		return;
 	tac->stuck = 0;
-	tac_heap_update(&tac->heap, victim->item,
-			tac_key(tac, tac_block_temp(tac, victim->item)));
+	key = tac_key(tac, tac_block_temp(tac, top->item));
+	if (!tac_key_before(top->key, key))
+		key = top->key + 1;
+	tac_heap_update(&tac->heap, top->item, key);
 }
 
 /*
@@ -710,30 +722,37 @@ static void tac_unstick(struct tac *tac, const struct tac_heap_node *victim)
  * block is free, against the extent of the top block that is not held,
  * which the winner replaces.
  *
- * *@against is the temperature the candidate was compared with.
+ * *@against is the temperature the candidate was compared with, or
+ * TAC_NO_VICTIM if there was none (no step of the filter would admit).
  *
- * It may key used blocks again on the way, which changes no mapping and
- * no counter: as a CLOCK hand passing, it only spends their mark.  So
- * would_admit() can share it, and admit() reuse its answer.
+ * It may key blocks again on the way, which changes no mapping and no
+ * counter: used blocks as a CLOCK hand passing spends their mark, and a
+ * stuck top (tac_unstick()).  So would_admit() can share it, and admit()
+ * reuse its answer.
  */
 static int tac_decide(struct tac *tac, u32 t, struct tac_heap_node *victim,
-		      u32 *against)
+		      u64 *against)
 {
 	u32 budget = TAC_HEAP_RECHECKS;
-	u32 coldest = 0;
 
+	*against = 0;
 	if (tac->nr_free) {
+		struct tac_heap_node top;
+
 		if (tac_filling(tac))
 			return 0;
 		tac_refresh_top(tac, &budget);
-		if (!tac_heap_empty(&tac->heap))
-			coldest = tac_block_temp(tac,
-					tac_heap_top(&tac->heap).item);
-		*against = coldest;
-		return tac_warmer(tac, t, coldest) ? 0 : -ENOSPC;
+		if (tac_heap_empty(&tac->heap))
+			return tac_warmer(tac, t, 0) ? 0 : -ENOSPC;
+		top = tac_heap_top(&tac->heap);
+		*against = tac_block_temp(tac, top.item);
+		if (tac_warmer(tac, t, *against))
+			return 0;
+		tac_unstick(tac, &top);
+		return -ENOSPC;
 	}
 
-	*against = U32_MAX;	/* no victim: no step would admit */
+	*against = TAC_NO_VICTIM;
 	if (!tac_find_victim(tac, victim))
 		return -ENOSPC;
 	*against = tac_block_temp(tac, victim->item);
@@ -838,7 +857,8 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 	u32 t = tac_temp_get(&tac->temps,
 			     tac_extent_of(tac, from_oblock(oblock)));
 	struct tac_heap_node victim;
-	u32 cb, against;
+	u64 against;
+	u32 cb;
 	int r;
 
 	if (WARN_ON_ONCE(from_oblock(oblock) >= TAC_MAX_ORIGIN_BLOCKS)) {
@@ -856,7 +876,7 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 
 	if (r < 0) {
 		/* Refused, but one step looser would have admitted it. */
-		if (tac->loosen < TAC_MAX_LOOSEN && against != U32_MAX &&
+		if (tac->loosen < TAC_MAX_LOOSEN && against != TAC_NO_VICTIM &&
 		    tac_warmer_at(tac, t, against, tac->loosen + 1))
 			tac_ghost_add(tac, oblock, true);
 		tac->bypasses++;

@@ -1075,6 +1075,111 @@ static void restored_blocks_are_keyed_by_their_saved_temperatures(void)
 	tac_policy_destroy(p);
 }
 
+/* One random access's worth (cost_hdd_random_us - cost_cache_us). */
+#define R 12381U
+
+/*
+ * The log credit gives every temperature in [2R, 4R) the credit 2R.  ob 1
+ * is on top among four equal keys, and its extent warms from 2R to 3.9R:
+ * keyed again at the same inflation value it would keep its key, and its
+ * place.  tac_unstick() puts it behind its old key, and candidates at 3R
+ * then replace the blocks at 2R.  (Review of 4039199: none admitted.)
+ */
+static void unstick_moves_a_top_whose_key_would_not_change(void)
+{
+	u32 warm;
+
+	for (warm = 0; warm <= 1; warm++) {
+		struct tac_policy *p = mk(4, 100, 1);
+		u32 i, admitted = 0;
+		u64 ob, ev;
+
+		EXPECT_TRUE(p);
+		for (ob = 1; ob <= 4; ob++) {
+			/* Cold: ob 1 comes in at 3.9R, the rest at 2R. */
+			set_temp(p, ob, ob == 1 && !warm ? 39 * R / 10 : 2 * R);
+			EXPECT_EQ(0, adm(p, ob, NULL, NULL));
+		}
+		if (warm)
+			set_temp(p, 1, 39 * R / 10);
+		for (i = 0; i < 200; i++) {
+			ob = 1000 + i;
+			set_temp(p, ob, 3 * R);
+			if (adm(p, ob, NULL, &ev) == 1) {
+				EXPECT_TRUE(ev != 1);
+				admitted++;
+			}
+		}
+		EXPECT_EQ(3, admitted);	/* obs 2, 3, 4 */
+		tac_policy_destroy(p);
+	}
+}
+
+/*
+ * Between fill_threshold and a full cache the candidate is compared with
+ * the heap's top, held or not.  A top whose extent warmed to U32_MAX is
+ * keyed again after 64 refusals there too, and admissions resume.
+ */
+static void unstick_applies_while_free_blocks_remain(void)
+{
+	struct tac_policy *p = mk(100, 50, 1);
+	u32 i, admitted = 0, refused_first = 0;
+	u64 ob;
+
+	EXPECT_TRUE(p);
+	for (ob = 1; ob <= 50; ob++) {
+		set_temp(p, ob, ob == 1 ? 1000 : 20000);
+		EXPECT_EQ(0, adm(p, ob, NULL, NULL));
+	}
+	set_temp(p, 1, U32_MAX);
+	for (i = 0; i < 200; i++) {
+		ob = 1000 + i;
+		set_temp(p, ob, 1000000);
+		if (adm(p, ob, NULL, NULL) >= 0)
+			admitted++;
+		else if (!admitted)
+			refused_first++;
+	}
+	EXPECT_EQ(64, refused_first);
+	/* 50 into free blocks, then 49 in place of obs 2..50 (ob 1 is hot). */
+	EXPECT_EQ(99, admitted);
+	EXPECT_EQ(0, look(p, 1));
+	tac_policy_destroy(p);
+}
+
+/*
+ * A refused block leaves a ghost even when the victim's extent is
+ * saturated (U32_MAX once meant "no victim" too): candidates at 0.6 of
+ * U32_MAX that come back loosen the filter, and get in, whether the
+ * victims are at U32_MAX or one below.
+ */
+static void refused_against_a_saturated_victim_still_votes(void)
+{
+	u32 victim_temp;
+
+	for (victim_temp = U32_MAX - 1; victim_temp; victim_temp++) {
+		struct tac_policy *p = mk(4, 100, 1);
+		u32 i, admitted = 0;
+		u64 ob;
+
+		EXPECT_TRUE(p);
+		for (ob = 1; ob <= 4; ob++) {
+			set_temp(p, ob, victim_temp);
+			EXPECT_EQ(0, adm(p, ob, NULL, NULL));
+		}
+		for (i = 0; i < 600; i++) {
+			ob = 1000 + i;
+			set_temp(p, ob, U32_MAX / 10 * 6);
+			if (adm(p, ob, NULL, NULL) == 1)
+				admitted++;
+			else
+				EXPECT_EQ(-1, look(p, ob));
+		}
+		EXPECT_TRUE(admitted > 0);
+		tac_policy_destroy(p);
+	}
+}
+
 int main(void)
 {
 	RUN(admit_exactly_one_percent_warmer_is_bypassed);
@@ -1088,6 +1193,9 @@ int main(void)
 	RUN(refused_blocks_that_come_back_loosen_the_filter);
 	RUN(a_victim_whose_extent_warmed_does_not_stop_admissions);
 	RUN(restored_blocks_are_keyed_by_their_saved_temperatures);
+	RUN(unstick_moves_a_top_whose_key_would_not_change);
+	RUN(unstick_applies_while_free_blocks_remain);
+	RUN(refused_against_a_saturated_victim_still_votes);
 	RUN(victim_search_rechecks_the_top_five_times);
 	RUN(fill_threshold_admits_all_then_tests_even_with_free_blocks);
 	RUN(fill_threshold_zero_tests_from_the_start);
