@@ -87,6 +87,7 @@
 #include <linux/hash.h>
 #include <linux/jump_label.h>
 #include <linux/ktime.h>
+#include <linux/math64.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -445,7 +446,40 @@ bool __tac_clean_finish(struct tac_cache *c, u32 cb, u64 oblock, bool ok,
 		if (want[u] < TAC_CRC_FULL)
 			want[u] = crc[u];
 	__tac_set_clean(c, cb);
+	/* Written back to keep under the split's target (tac-split.c). */
+	if (c->cleaner == CLEANER_THRESHOLD && c->mode == TAC_MODE_WRITEBACK)
+		tac_split_cleaned(&c->split, oblock);
 	return true;
+}
+
+/*
+ * The clean/dirty split's votes (tac-split.c), each weighing what the
+ * disk paid: a read the cache misses (a vote if the block was evicted
+ * lately) costs a read of its class; a write to a block written back
+ * lately wasted that write-back, which the cleaner makes in runs in
+ * origin order: a seek per run (cleaner_writes / writebacks of one) and
+ * a transfer.  Only write-back has dirty space to size.
+ */
+void __tac_ghost_read(struct tac_cache *c, u64 oblock, bool random)
+{
+	if (c->mode == TAC_MODE_WRITEBACK)
+		tac_split_read_miss(&c->split, oblock, random ?
+				    c->tun.policy.cost_hdd_random_us :
+				    c->tun.policy.cost_hdd_seq_us);
+}
+
+void __tac_ghost_write(struct tac_cache *c, u64 oblock)
+{
+	u64 runs = c->n.cleaner_writes, blocks = max(c->n.writebacks, 1ULL);
+	u64 cost;
+
+	if (c->mode != TAC_MODE_WRITEBACK ||
+	    !tac_split_write(&c->split, oblock))
+		return;
+	cost = mul_u64_u64_div_u64(c->tun.policy.cost_hdd_random_us,
+				   min(runs, blocks), blocks) +
+	       c->tun.policy.cost_hdd_seq_us;
+	tac_split_dirty_vote(&c->split, min_t(u64, cost, U32_MAX));
 }
 
 /*
@@ -505,14 +539,18 @@ bool __tac_reserve(struct tac_cache *c, u64 oblock, u32 *cb)
 {
 	tac_cblock_t cblock;
 	tac_oblock_t victim;
+	int r = -ENOSPC;
 
-	if (!__tac_may_fill(c, oblock) ||
-	    tac_policy_admit(c->policy, to_oblock(oblock), &cblock,
-			     &victim) < 0) {
+	if (__tac_may_fill(c, oblock))
+		r = tac_policy_admit(c->policy, to_oblock(oblock), &cblock,
+				     &victim);
+	if (r < 0) {
 		c->n.bypassed++;
 		return false;
 	}
 	*cb = from_cblock(cblock);
+	if (r == 1 && c->mode == TAC_MODE_WRITEBACK)	/* a clean block left */
+		tac_split_evicted(&c->split, from_oblock(victim));
 	c->cb_state[*cb] = CB_PENDING;
 	c->cache_inflight++;
 	__update_hold(c, *cb);

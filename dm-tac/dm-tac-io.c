@@ -1082,12 +1082,16 @@ miss:
 	if (c->mode != TAC_MODE_PASSTHROUGH && !pb->stream && !pb->ovl) {
 		u64 last = min(b, b0 + cap);
 
-		for (b = b0; b < last; b++)
-			if (__tac_lookup(c, b, &cb, true) == LK_NONE &&
-			    __tac_reserve(c, b, &cb)) {
+		for (b = b0; b < last; b++) {
+			if (__tac_lookup(c, b, &cb, true) != LK_NONE)
+				continue;
+			/* Before a reservation evicts over its ghost. */
+			__tac_ghost_read(c, b, pb->random);
+			if (__tac_reserve(c, b, &cb)) {
 				off[nr] = b - b0;
 				cbs[nr++] = cb;
 			}
+		}
 		if (nr && end > last << c->block_shift) {
 			__tac_split(ti, c, bio, (last << c->block_shift) - start);
 			end = last << c->block_shift;
@@ -1166,8 +1170,7 @@ static void tac_wb_endio(struct bio *copy)
 		__tac_fail(c, "a write to a dirty block failed");
 		__tac_disown(c, cb);
 	}
-	kick = (u64)__tac_nr_dirty(c) * 100 >
-	       (u64)c->tun.dirty_threshold * c->nr_cblocks;
+	kick = __tac_nr_dirty(c) > c->split.target;
 	spin_unlock_irqrestore(&c->lock, flags);
 	pb->copy = NULL;
 	tac_copy_free(c, copy);
@@ -1308,6 +1311,7 @@ static u64 __tac_origin_run(struct dm_target *ti, struct tac_cache *c,
 	u32 cb;
 
 	for (b = b0; b <= bl; b++) {
+		__tac_ghost_write(c, b);
 		st = __tac_lookup(c, b, &cb, caching);
 		if (st == LK_NONE) {
 			if (b > b0 && caching && tac_whole_block(c, b, start, end) &&
@@ -1351,6 +1355,8 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 				      !pb->stream);
 	if (st != LK_NONE)
 		dirty = __tac_is_dirty(c, cb);
+	/* A block written back lately, written again: a vote (tac-split.c). */
+	__tac_ghost_write(c, b0);
 
 	if (dirty || (st == LK_VALID && !pb->stream &&
 		      (c->mode == TAC_MODE_WRITEBACK ||

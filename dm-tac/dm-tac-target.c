@@ -66,6 +66,7 @@ enum tac_opt {
 	OPT_COMMIT_INTERVAL,
 	OPT_SEQUENTIAL_CUTOFF,
 	OPT_VERIFY_READS,
+	OPT_DIRTY_ADAPT,
 	OPT_NR,
 	OPT_NO_DISCARD_PASSDOWN = OPT_NR,	/* flags, no value */
 	OPT_DISCARD_DIRTY,
@@ -75,6 +76,7 @@ struct tac_opt_desc {
 	const char *name;
 	u32 min, max;
 	bool online;		/* "set" may change it */
+	bool on_off;		/* on or off (1 or 0 too) */
 };
 
 static const struct tac_opt_desc tac_opts[OPT_NR] = {
@@ -97,7 +99,8 @@ static const struct tac_opt_desc tac_opts[OPT_NR] = {
 	[OPT_CLEAN_IDLE_MS] = { "clean_idle_ms", 0, 3600000, true },
 	[OPT_COMMIT_INTERVAL] = { "commit_interval", 10, 3600000, true },
 	[OPT_SEQUENTIAL_CUTOFF] = { "sequential_cutoff_kb", 0, 1048576, true },
-	[OPT_VERIFY_READS] = { "verify_reads", 0, 1, true },
+	[OPT_VERIFY_READS] = { "verify_reads", 0, 1, true, true },
+	[OPT_DIRTY_ADAPT] = { "dirty_adapt", 0, 1, true, true },
 };
 
 static u32 *tac_opt_field(struct tac_tunables *t, int opt)
@@ -121,6 +124,7 @@ static u32 *tac_opt_field(struct tac_tunables *t, int opt)
 	case OPT_COMMIT_INTERVAL: return &t->commit_interval;
 	case OPT_SEQUENTIAL_CUTOFF: return &t->sequential_cutoff_kb;
 	case OPT_VERIFY_READS: return &t->verify_reads;
+	case OPT_DIRTY_ADAPT: return &t->dirty_adapt;
 	default: return &t->error_threshold;
 	}
 }
@@ -160,6 +164,7 @@ static void tac_tunables_default(struct tac_tunables *t, u32 block_sectors)
 	t->error_threshold = 8;
 	/* Turbocharging table 2: lambda 20%, alpha 32 pages. */
 	t->dirty_threshold = 20;
+	t->dirty_adapt = 1;	/* FD-Buffer's split, from dirty_threshold */
 	t->clean_batch = 32;
 	t->cleaner_inflight = 4;
 	t->clean_idle_ms = 1000;
@@ -355,22 +360,23 @@ static int tac_parse_u32(const char *s, u32 *v)
 }
 
 /*
- * A tunable's value: a number in its range; verify_reads: on or off too.
+ * A tunable's value: a number in its range; verify_reads and dirty_adapt:
+ * on or off too.
  * @who prefixes the error ("" for the table line, "set: ").
  */
 static int tac_parse_opt(int opt, const char *s, u32 *v, const char *who)
 {
-	if (opt == OPT_VERIFY_READS && !strcasecmp(s, "on"))
+	if (tac_opts[opt].on_off && !strcasecmp(s, "on"))
 		*v = 1;
-	else if (opt == OPT_VERIFY_READS && !strcasecmp(s, "off"))
+	else if (tac_opts[opt].on_off && !strcasecmp(s, "off"))
 		*v = 0;
 	else if (tac_parse_u32(s, v))
 		goto bad;
 	if (*v >= tac_opts[opt].min && *v <= tac_opts[opt].max)
 		return 0;
 bad:
-	if (opt == OPT_VERIFY_READS)
-		DMERR("%sverify_reads must be on or off", who);
+	if (tac_opts[opt].on_off)
+		DMERR("%s%s must be on or off", who, tac_opts[opt].name);
 	else
 		DMERR("%s%s must be an integer from %u to %u", who,
 		      tac_opts[opt].name, tac_opts[opt].min, tac_opts[opt].max);
@@ -640,7 +646,9 @@ static int tac_preresume(struct dm_target *ti)
 	c->tun.max_cache_inflight = tc->tun.max_cache_inflight;
 	c->tun.error_threshold = tc->tun.error_threshold;
 	c->tun.no_discard_passdown = tc->tun.no_discard_passdown;
+	__tac_wb_tunables(c, &tc->tun);
 	c->tun.dirty_threshold = tc->tun.dirty_threshold;
+	c->tun.dirty_adapt = tc->tun.dirty_adapt;
 	c->tun.clean_batch = tc->tun.clean_batch;
 	c->tun.cleaner_inflight = tc->tun.cleaner_inflight;
 	c->tun.clean_idle_ms = tc->tun.clean_idle_ms;
@@ -683,6 +691,7 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 	enum tac_mode mode;
 	unsigned int sz = 0;
 	u64 rate, seq;
+	u32 split_target;
 	int i, nr;
 
 	spin_lock_irq(&c->lock);
@@ -698,6 +707,7 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 	h = c->health;
 	cl = c->cleaner;
 	rate = c->clean_rate;
+	split_target = c->split.target;
 	spin_unlock_irq(&c->lock);
 	seq = READ_ONCE(c->md.seq);
 
@@ -714,8 +724,8 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 		       ps.coldest_temp, health[h]);
 		DMEMIT(" %s %llu %llu %llu %llu", cleaner[cl], rate, n.commits,
 		       seq, n.cleaner_writes);
-		DMEMIT(" %llu %llu %llu", n.random_read_hits,
-		       n.random_read_misses, n.deferred_checks);
+		DMEMIT(" %llu %llu %llu %u", n.random_read_hits,
+		       n.random_read_misses, n.deferred_checks, split_target);
 		break;
 
 	case STATUSTYPE_TABLE:
@@ -727,9 +737,9 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 		       tc->cache_dev->name, tc->block_sectors, nr,
 		       tac_mode_names[mode]);
 		for (i = 0; i < OPT_NR; i++)
-			if (i == OPT_VERIFY_READS && (tun.given & BIT(i)))
-				DMEMIT(" verify_reads %s",
-				       tun.verify_reads ? "on" : "off");
+			if (tac_opts[i].on_off && (tun.given & BIT(i)))
+				DMEMIT(" %s %s", tac_opts[i].name,
+				       *tac_opt_field(&tun, i) ? "on" : "off");
 			else if (tun.given & BIT(i))
 				DMEMIT(" %s %u", tac_opts[i].name,
 				       *tac_opt_field(&tun, i));
@@ -827,6 +837,7 @@ static int tac_msg_set(struct tac_c *tc, unsigned int argc, char **argv)
 	    tac_policy_set_params(c->policy, &t.policy))
 		r = -EINVAL;
 	if (!r) {
+		__tac_wb_tunables(c, &t);
 		c->tun = t;
 		*tac_opt_field(&tc->tun, opt) = v;
 		tc->tun.given |= BIT(opt);

@@ -4,7 +4,9 @@
  * origin, and the periodic tick that drives it and the interval commits.
  *
  * The cleaner (Turbocharging sections 2.3.3 and 3.3.5) starts when dirty
- * blocks exceed dirty_threshold percent of the cache and cleans down to a
+ * blocks exceed the split's target (dirty_threshold percent of the cache,
+ * or, with dirty_adapt, where FD-Buffer's cost model has moved it from
+ * there: policy/tac-split.c) and cleans down to a
  * little under it, or toward zero once no user I/O arrived for
  * clean_idle_ms, or to zero for 'flush' and a switch out of write-back.
  * It takes dirty blocks in origin order from a moving cursor (the policy's
@@ -395,8 +397,8 @@ static int tac_clean_batch(struct tac_cache *c)
 static enum tac_cleaner_state __clean_goal(struct tac_cache *c)
 {
 	u64 dirty = __tac_nr_dirty(c);
-	u64 high = (u64)c->tun.dirty_threshold * c->nr_cblocks / 100;
-	u64 low = high - high / 20;	/* "a little under" the threshold */
+	u64 high = c->split.target;
+	u64 low = high - high / 20;	/* "a little under" the target */
 
 	if (!dirty) {
 		if (c->flush_wanted)
@@ -487,7 +489,22 @@ int tac_wb_init(struct tac_cache *c)
 	c->clean_mark_time = jiffies;
 	c->cleaner_mem = kvzalloc(sizeof(*c->cleaner_mem), GFP_KERNEL);
 	c->wb_wq = alloc_workqueue("dm-tac-wb", WQ_MEM_RECLAIM, 1);
+	if (tac_split_init(&c->split, c->nr_cblocks, c->tun.dirty_threshold,
+			   c->tun.dirty_adapt))
+		return -ENOMEM;
 	return c->cleaner_mem && c->wb_wq ? 0 : -ENOMEM;
+}
+
+/*
+ * New dirty_threshold or dirty_adapt (@t; a message or a resume): the
+ * split starts again from the threshold.  Other changes leave what it
+ * learnt.  Caller holds c->lock.
+ */
+void __tac_wb_tunables(struct tac_cache *c, const struct tac_tunables *t)
+{
+	if (t->dirty_threshold != c->tun.dirty_threshold ||
+	    t->dirty_adapt != c->tun.dirty_adapt)
+		tac_split_set(&c->split, t->dirty_threshold, t->dirty_adapt);
 }
 
 void tac_wb_exit(struct tac_cache *c)
@@ -497,6 +514,7 @@ void tac_wb_exit(struct tac_cache *c)
 		destroy_workqueue(c->wb_wq);
 	}
 	kvfree(c->cleaner_mem);
+	tac_split_exit(&c->split);
 }
 
 void tac_wb_start(struct tac_cache *c)

@@ -30,6 +30,7 @@
 #include <linux/workqueue.h>
 
 #include "policy/tac.h"
+#include "policy/tac-split.h"
 
 #define DM_MSG_PREFIX "tac"
 
@@ -49,7 +50,7 @@ enum tac_health {
 
 enum tac_cleaner_state {
 	CLEANER_IDLE,
-	CLEANER_THRESHOLD,	/* above dirty_threshold */
+	CLEANER_THRESHOLD,	/* above the split's target (dirty_target) */
 	CLEANER_IDLE_CLEAN,	/* no foreground I/O for clean_idle_ms */
 	CLEANER_FLUSH,		/* 'flush' or a mode switch wants 0 dirty */
 };
@@ -99,7 +100,9 @@ struct tac_tunables {
 	struct tac_params policy;
 	u32 max_cache_inflight;
 	u32 error_threshold;
-	u32 dirty_threshold;		/* percent: the cleaner starts above */
+	u32 dirty_threshold;		/* percent: the cleaner starts above
+					 * (where dirty_adapt starts) */
+	u32 dirty_adapt;		/* the split learns (tac-split.c) */
 	u32 clean_batch;		/* blocks per coalesced origin write */
 	u32 cleaner_inflight;		/* origin writes the cleaner has out */
 	u32 clean_idle_ms;		/* idle this long: clean toward 0 */
@@ -321,6 +324,9 @@ struct tac_cache {
 	struct delayed_work tick_work;	/* commit interval, idle cleaning */
 	bool cleaner_stopped;		/* suspended */
 	struct tac_cleaner *cleaner_mem;	/* the cleaner's arrays */
+	struct tac_split split;		/* dirty blocks the cleaner lets be;
+					 * fed under c->lock by blocks.c and
+					 * io.c, owned by writeback.c */
 	struct bio_set bs;		/* our bios: clones, copies, fills */
 	mempool_t page_pool;		/* pages of copies when memory is short */
 	struct mutex page_pool_lock;	/* one reserve user at a time */
@@ -449,6 +455,8 @@ void __tac_entry_committed(struct tac_cache *c, u32 cb);
 void __tac_cache_error(struct tac_cache *c, const char *what);
 void __tac_fail(struct tac_cache *c, const char *why);
 u32 __tac_nr_dirty(struct tac_cache *c);
+void __tac_ghost_read(struct tac_cache *c, u64 oblock, bool random);
+void __tac_ghost_write(struct tac_cache *c, u64 oblock);
 bool __tac_wb_active(struct tac_cache *c);
 void tac_invalidate_all(struct tac_cache *c);
 
@@ -490,6 +498,7 @@ static inline void tac_wb_kick(struct tac_cache *c)
 void tac_wb_stop(struct tac_cache *c);
 void tac_wb_start(struct tac_cache *c);
 int tac_wb_flush(struct tac_cache *c);
+void __tac_wb_tunables(struct tac_cache *c, const struct tac_tunables *t);
 
 /* dm-tac-io.c: the I/O path */
 

@@ -15,6 +15,7 @@ RUNTIME=${RUNTIME:-30}
 ORIGIN_MB=${ORIGIN_MB:-1024}
 CACHE_MB=${CACHE_MB:-256}
 DIRTY=${DIRTY:-20}	# dirty_threshold: the default, so the cleaner runs
+ADAPT=${ADAPT:-off}	# dirty_adapt: off keeps DIRTY, the cleaner's load
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
@@ -63,7 +64,7 @@ results+=("origin alone ($model)|$iops|$p99|$ios|$(( $(owrites) - w0 ))|-|-|-")
 
 for mode in writethrough writeback; do
 	dd if=/dev/zero of=/dev/mapper/cachepart bs=1M count=1 status=none
-	dmsetup create tacb --table "0 $olen tac $origin /dev/mapper/cachepart 8 6 mode $mode dirty_threshold $DIRTY clean_idle_ms 0"
+	dmsetup create tacb --table "0 $olen tac $origin /dev/mapper/cachepart 8 8 mode $mode dirty_threshold $DIRTY dirty_adapt $ADAPT clean_idle_ms 0"
 	w0=$(owrites)
 	read -r iops ios p99 <<<"$(run_fio /dev/mapper/tacb)"
 	w1=$(owrites)
@@ -74,7 +75,7 @@ for mode in writethrough writeback; do
 	dmsetup remove tacb
 done
 
-echo "== 4 KiB Zipf(1.2) random writes over $((ORIGIN_MB / 2)) MiB, cache $CACHE_MB MiB (dirty_threshold $DIRTY), iodepth 8, ${RUNTIME}s, $(uname -r)"
+echo "== 4 KiB Zipf(1.2) random writes over $((ORIGIN_MB / 2)) MiB, cache $CACHE_MB MiB (dirty_threshold $DIRTY, dirty_adapt $ADAPT), iodepth 8, ${RUNTIME}s, $(uname -r)"
 printf '%-32s %8s %9s %9s %12s %10s %9s %9s\n' contender IOPS "p99 us" "user wr" "origin wr" "written" "cleaner" "rate/s"
 for r in "${results[@]}"; do
 	IFS='|' read -r name iops p99 ios ow wb cw rate <<<"$r"

@@ -30,7 +30,7 @@ CACHE_MIB=${CACHE_MIB:-2}
 ORIGIN_MIB=${ORIGIN_MIB:-4}
 WRITES=${WRITES:-600}
 out=${OUT:-${VM_RWDIR:-/tmp}/fuzz}
-TABLE_ARGS="6 mode writeback dirty_threshold 100 clean_idle_ms 0"
+TABLE_ARGS="8 mode writeback dirty_threshold 100 clean_idle_ms 0 dirty_adapt off"
 
 . "$here/guest-work.sh"
 cleanup() {

@@ -168,7 +168,7 @@ stack_up() {
 		# writes.  The same line after a cut is the recovery under
 		# test (never "format"); the constructor returns only once
 		# the device serves correct data.
-		_stack_dm_create crash_tac "0 $sz tac $origin $cache $bs ${CRASH_TAC_ARGS:-10 mode writeback dirty_threshold 10 clean_idle_ms 100 commit_interval 50 clean_batch 8}"
+		_stack_dm_create crash_tac "0 $sz tac $origin $cache $bs ${CRASH_TAC_ARGS:-12 mode writeback dirty_threshold 10 dirty_adapt off clean_idle_ms 100 commit_interval 50 clean_batch 8}"
 		;;
 	pagecache)
 		_stack_loop_up "$origin" "write back"

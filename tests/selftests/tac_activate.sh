@@ -25,7 +25,7 @@ act=$TOP/tools/dm-tac-activate
 # No streams: the file system's 8 MiB file, written back in requests of
 # 1 MiB and more, would go around the cache, and the test is of what a
 # restart keeps of what was cached.
-WB="mode writeback clean_idle_ms 0 dirty_threshold 90 sequential_cutoff_kb 0"
+WB="mode writeback clean_idle_ms 0 dirty_threshold 90 dirty_adapt off sequential_cutoff_kb 0"
 scratch_dev origin 64 || ksft_skip "no loop devices"
 scratch_dev cache 16
 scratch_dev origin2 16
@@ -45,7 +45,7 @@ at_exit "dm_remove tacact; dm_remove tac2"
 dev=/dev/mapper/tacact
 
 check_eq "tables: the table line it would load" \
-	"tacact: 0 $(sectors "$origin") tac $origin $cache 8 8 $WB" \
+	"tacact: 0 $(sectors "$origin") tac $origin $cache 8 10 $WB" \
 	"$("$act" -c "$tab" tables)"
 out=$("$act" -c "$tab" start 2>&1)
 check_eq "start creates the device from the tactab" "0 writeback" \

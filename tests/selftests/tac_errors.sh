@@ -216,7 +216,7 @@ if dmsetup targets | grep -q '^flakey'; then
 	dmsetup create tacsv_c --table "0 $svlen linear $sv_cache_lo 0" &&
 		at_exit "dm_remove tacsv_c"
 	at_exit "dm_remove tacsv"
-	svargs=(mode writeback clean_idle_ms 0 dirty_threshold 90
+	svargs=(mode writeback clean_idle_ms 0 dirty_threshold 90 dirty_adapt off
 		commit_interval 3600000)
 	tac_create tacsv "$sv_origin" /dev/mapper/tacsv_c 8 "${svargs[@]}"
 	dd if=/dev/urandom of="$_scratch/sv" bs=4k count=1 status=none

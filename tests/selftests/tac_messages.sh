@@ -45,6 +45,7 @@ refused "set with trailing junk" "fill_threshold must be an integer" set fill_th
 refused "set seq_threshold >= seq_window" "seq_threshold must be below seq_window" set seq_threshold 20
 refused "set verify_reads maybe" "verify_reads must be on or off" set verify_reads maybe
 refused "set verify_reads 2" "verify_reads must be on or off" set verify_reads 2
+refused "set dirty_adapt maybe" "dirty_adapt must be on or off" set dirty_adapt maybe
 refused "heat 0" "usage: heat" heat 0
 refused "heat 5000" "usage: heat" heat 5000
 refused "invalidate with an argument" "unknown message" invalidate now
@@ -53,7 +54,8 @@ refused "invalidate with an argument" "unknown message" invalidate now
 for kv in "seq_window 32" "seq_threshold 3" "aging_period 100000" \
 	  "admit_margin 5" "fill_threshold 80" "cost_hdd_random_us 9000" \
 	  "cost_hdd_seq_us 40" "cost_cache_us 25" "max_cache_inflight 64" \
-	  "error_threshold 3" "verify_reads off"; do
+	  "error_threshold 3" "verify_reads off" "dirty_adapt off" \
+	  "dirty_threshold 30"; do
 	# shellcheck disable=SC2086
 	dmsetup message tacmsg 0 set $kv
 	case " $(dmsetup table tacmsg) " in

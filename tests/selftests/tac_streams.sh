@@ -260,7 +260,7 @@ fi
 if nullb_dev raceo 16 1000000 && nullb_dev racec 8 100000; then
 	udev_quiet tacra
 	python3 "$(dirname "$0")/stream_race.py" stamp "$raceo" 8
-	tac_create tacra "$raceo" "$racec" 8 mode writeback dirty_threshold 1
+	tac_create tacra "$raceo" "$racec" 8 mode writeback dirty_threshold 1 dirty_adapt off
 	out=$(python3 "$(dirname "$0")/stream_race.py" run /dev/mapper/tacra 8 12 10)
 	rc=$?
 	diag "$(echo "$out" | tail -n 1); $(tac_stat tacra read_hits) hits, $(tac_stat tacra writebacks) written back"

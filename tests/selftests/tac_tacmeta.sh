@@ -83,7 +83,7 @@ th_ok() {
 	shift
 	th "$@" && tap_ok "$desc" || tap_fail "$desc" "$* exits $rc: $(tail -n 3 <<<"$out" | tr '\n' ' ')"
 }
-OPTS="mode writeback dirty_threshold 100 clean_idle_ms 0 max_cache_inflight 65536"
+OPTS="mode writeback dirty_threshold 100 dirty_adapt off clean_idle_ms 0 max_cache_inflight 65536"
 NOPT=$(wc -w <<<"$OPTS")
 ONB=4096	# origin blocks (16 MiB)
 

@@ -13,7 +13,7 @@
 #
 # while a background loop sends 'flush', 'invalidate', mode switches (to
 # write-back, or from it to write-through, and back), and changes
-# dirty_threshold and sequential_cutoff_kb, and the cleaner runs (10%
+# dirty_threshold, dirty_adapt and sequential_cutoff_kb, and the cleaner runs (10%
 # dirty threshold, 50 ms idle cleaning, 100 ms commits).  With 64 KiB
 # blocks the tool's requests of 64 and 128 KiB are streams
 # (sequential_cutoff_kb 64 from the start): reads that go around clean
@@ -94,7 +94,9 @@ messages() {
 		2) dmsetup message tt 0 mode "$alt"; nap 0.3
 		   dmsetup message tt 0 mode "$main" ;;
 		3) dmsetup message tt 0 set dirty_threshold $((1 + RANDOM % 30)) ;;
-		4) dmsetup message tt 0 set clean_idle_ms $((RANDOM % 200)) ;;
+		4) dmsetup message tt 0 set clean_idle_ms $((RANDOM % 200))
+		   dmsetup message tt 0 set dirty_adapt \
+			"$(shuf -n 1 -e on off)" ;;
 		5) dmsetup message tt 0 set sequential_cutoff_kb \
 			"$(shuf -n 1 -e 0 64 64 1024)" ;;
 		*) ;;
@@ -179,7 +181,7 @@ for ((it = 0; it < ITER; it++)); do
 		scen_lost=0
 
 		dd if=/dev/zero of="$cache" bs=4k count=2 oflag=direct status=none
-		table="$mode dirty_threshold 10 clean_idle_ms 50 commit_interval 100 error_threshold 1000000 sequential_cutoff_kb 64"
+		table="$mode dirty_threshold 10 dirty_adapt off clean_idle_ms 50 commit_interval 100 error_threshold 1000000 sequential_cutoff_kb 64"
 		if ! tac_create tt "$origin" "$cache" "$bs" mode $table; then
 			tap_fail "$name: create" "$(dmesg | grep tac | tail -n 1)"
 			continue

@@ -39,7 +39,7 @@ O=/dev/mapper/tr_dly_o
 C=/dev/mapper/tr_dly_c
 CL=/dev/mapper/tr_clin
 T=/dev/mapper/tacr
-WB="mode writeback dirty_threshold 90 clean_idle_ms 0 commit_interval 3600000 error_threshold 1000"
+WB="mode writeback dirty_threshold 90 dirty_adapt off clean_idle_ms 0 commit_interval 3600000 error_threshold 1000"
 
 # ------------------------------------------------------------------
 # Helpers
@@ -598,7 +598,7 @@ cause8() {
 	dm_remove tacr
 	dd if=/dev/zero of="$nb_c" bs=4k count=2 oflag=direct status=none
 	wr "$nb_o" $X known
-	tac_create tacr "$nb_o" "$nb_c" 16 mode "$mode" dirty_threshold 90 \
+	tac_create tacr "$nb_o" "$nb_c" 16 mode "$mode" dirty_threshold 90 dirty_adapt off \
 		clean_idle_ms 0 error_threshold 1000
 	dev=$(readlink -f "$T")
 	chmod 666 "$dev"

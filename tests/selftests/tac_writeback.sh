@@ -30,7 +30,7 @@ wait_until() {
 
 dd if=/dev/urandom of="$origin" bs=1M count=64 oflag=direct status=none
 # No idle cleaning and a high threshold: dirty blocks stay until asked.
-tac_create tacwb "$origin" "$cache" 8 mode writeback dirty_threshold 90 \
+tac_create tacwb "$origin" "$cache" 8 mode writeback dirty_threshold 90 dirty_adapt off \
 	clean_idle_ms 0 || ksft_skip "cannot create the device"
 check_eq "mode writeback" writeback "$(tac_stat tacwb mode)"
 
@@ -66,7 +66,7 @@ check_eq "removal records the dirty blocks in the superblock" "$d" \
 [ "$(dev_md5 "$origin" 1 4)" != "$want" ] &&
 	tap_ok "...and the origin still has the old data" ||
 	tap_fail "...and the origin still has the old data" "origin already updated"
-tac_create tacwb "$origin" "$cache" 8 mode writeback dirty_threshold 90 clean_idle_ms 0
+tac_create tacwb "$origin" "$cache" 8 mode writeback dirty_threshold 90 dirty_adapt off clean_idle_ms 0
 check_eq "re-creation restores the dirty blocks" "$d" "$(dirty)"
 check_eq "...with their data" "$want" "$(dev_md5 "$dev" 1 4)"
 
@@ -133,7 +133,7 @@ dm_remove tacwb
 cur=$(sb_slot "$cache")
 "$TACMETA" set "$cache" "$cur" flags=0
 kmsg_mark
-tac_create tacwb "$origin" "$cache" 8 mode writeback clean_idle_ms 0 dirty_threshold 90
+tac_create tacwb "$origin" "$cache" 8 mode writeback clean_idle_ms 0 dirty_threshold 90 dirty_adapt off
 kmsg_has "dirty blocks recovered" &&
 	tap_ok "an unclean stop recovers the dirty blocks (logged)" ||
 	tap_fail "an unclean stop recovers the dirty blocks (logged)" "$(dmesg | grep tac | tail -n1)"
@@ -174,7 +174,7 @@ dm_remove tacwb
 dd if=/dev/zero of="$cache" bs=4k count=2 oflag=direct status=none
 clen=$(sectors "$cache")
 dmsetup create tacwb_c --table "0 $clen linear $cache 0" && at_exit "dm_remove tacwb_c"
-tac_create tacwb "$origin" /dev/mapper/tacwb_c 8 mode writeback clean_idle_ms 0 dirty_threshold 90
+tac_create tacwb "$origin" /dev/mapper/tacwb_c 8 mode writeback clean_idle_ms 0 dirty_threshold 90 dirty_adapt off
 dd if=/dev/urandom of="$dev" bs=64k count=4 seek=200 oflag=direct status=none
 dmsetup suspend tacwb_c && dmsetup reload tacwb_c --table "0 $clen error" && dmsetup resume tacwb_c
 if dd if="$dev" of=/dev/null bs=4k skip=3200 count=1 iflag=direct status=none 2>/dev/null; then
@@ -197,7 +197,7 @@ dmsetup suspend tacwb_c && dmsetup reload tacwb_c --table "0 $clen linear $cache
 dm_remove tacwb
 scratch_dev cache2 16
 tac_create tacwb "$origin" "$cache2" 8 mode writeback clean_idle_ms 0 \
-	dirty_threshold 90
+	dirty_threshold 90 dirty_adapt off
 dd if=/dev/urandom of="$dev" bs=4k seek=300 count=1 oflag=direct status=none
 check_eq "one dirty block" 1 "$(dirty)"
 dmsetup suspend tacwb
@@ -227,7 +227,7 @@ dm_remove tacwb
 scratch_dev cache3 16
 delay_dev tacwb_d "$cache3" 0 0 || ksft_skip "no dm-delay"
 tac_create tacwb "$origin" /dev/mapper/tacwb_d 8 mode writeback \
-	clean_idle_ms 0 dirty_threshold 90
+	clean_idle_ms 0 dirty_threshold 90 dirty_adapt off
 dd if=/dev/urandom of="$dev" bs=4k seek=300 count=1 oflag=direct status=none
 delay_set tacwb_d "$cache3" 0 3000
 dd if=/dev/urandom of="$dev" bs=4k seek=300 count=1 oflag=direct status=none &

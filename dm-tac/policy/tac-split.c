@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dm-tac policy core: how much of a write-back cache may be dirty.
+ *
+ * FD-Buffer (On et al., section 4) splits a buffer into a clean and a
+ * dirty pool and sizes them to minimise the I/O a miss costs, not the
+ * number of misses.  Here the dirty pool's size is the cleaner's target:
+ * the cleaner writes back only while more blocks than the target are
+ * dirty.  A dirty block is never evicted, so each block of dirty space is
+ * a block less for clean data once the cache is full.
+ *
+ * FD-Buffer compares what one more page on either side would save, from
+ * LRU stack distances.  Here, for one step of the target (1/64 of the
+ * cache), after ARC's ghost lists:
+ *
+ *  - dirty space: the last (step) blocks the cleaner wrote back to keep
+ *    under the target are about those a target one step higher would
+ *    still hold dirty.  A write to one of them made its write-back a
+ *    waste: a vote for dirty space, weighing what a write-back costs the
+ *    disk (the caller knows: the cleaner writes runs in origin order);
+ *  - clean space: the last (step) clean blocks evicted are about those a
+ *    clean pool one step larger would still hold.  A read of one of them
+ *    cost the disk a read: a vote for clean space, weighing that read.
+ *
+ * Every (slots / 8) votes, at least 8, the target moves one step toward
+ * the side that cost more, within [lo, hi].  While the cache has free
+ * blocks nothing is evicted and only rewrites vote: the target grows.
+ *
+ * Each side's ghosts are 16-bit fingerprints in a direct-mapped table of
+ * one slot per 64 to 128 cache blocks (a power of two, at least 64
+ * slots): 15 bits of the block's hash, and a bit that keeps it from 0, an
+ * empty slot.  A newer ghost takes an older one's slot, so each table
+ * holds about 63% of its last (slots) events: a horizon of a third to
+ * two thirds of a step, the same on both sides.  A fingerprint may match another block (1 in 2^15): a
+ * stray vote.  Memory: 4 bytes per 64 cache blocks.
+ *
+ * Not thread-safe: the caller serialises (the kernel: the cache's lock).
+ */
+#include <linux/bug.h>
+#include <linux/errno.h>
+#include <linux/log2.h>
+#include <linux/minmax.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/vmalloc.h>
+
+#include "tac-split.h"
+
+static u32 tac_split_slots(u32 nr_blocks)
+{
+	return max_t(u32, 1U << ilog2(max_t(u32, nr_blocks / 64, 1)), 64);
+}
+
+u64 tac_split_bytes(u32 nr_blocks)
+{
+	return 2ULL * tac_split_slots(nr_blocks) * sizeof(u16);
+}
+
+static u32 pct_of(u32 nr_blocks, u32 pct)
+{
+	return (u32)((u64)nr_blocks * pct / 100);
+}
+
+/*
+ * The ghosts stay: what was written back or evicted lately is still true
+ * of the blocks, whatever the target.
+ */
+void tac_split_set(struct tac_split *s, u32 pct, bool adapt)
+{
+	/* At least one block (of a cache of one or more): 0 would clean */
+	/* every dirty block as soon as it is made. */
+	s->target = max_t(u32, pct_of(s->nr_blocks, pct),
+			  min_t(u32, s->nr_blocks, 1));
+	s->lo = max_t(u32, pct_of(s->nr_blocks,
+				  min_t(u32, pct, TAC_SPLIT_MIN_PCT)), 1);
+	s->lo = min_t(u32, s->lo, s->target);
+	s->hi = pct_of(s->nr_blocks, max_t(u32, pct, TAC_SPLIT_MAX_PCT));
+	s->adapt = adapt;
+	s->votes = 0;
+	s->clean_back = 0;
+	s->dirty_back = 0;
+}
+
+int tac_split_init(struct tac_split *s, u32 nr_blocks, u32 pct, bool adapt)
+{
+	u32 slots = tac_split_slots(nr_blocks);
+
+	memset(s, 0, sizeof(*s));
+	s->evicted = kvcalloc(slots, sizeof(u16), GFP_KERNEL);
+	s->cleaned = kvcalloc(slots, sizeof(u16), GFP_KERNEL);
+	if (!s->evicted || !s->cleaned) {
+		tac_split_exit(s);
+		return -ENOMEM;
+	}
+	s->mask = slots - 1;
+	s->nr_blocks = nr_blocks;
+	s->step = max_t(u32, nr_blocks / 64, 1);
+	s->per_step = max_t(u32, slots / 8, 8);
+	tac_split_set(s, pct, adapt);
+	return 0;
+}
+
+void tac_split_exit(struct tac_split *s)
+{
+	kvfree(s->evicted);
+	kvfree(s->cleaned);
+	s->evicted = NULL;
+	s->cleaned = NULL;
+}
+
+static u16 *tac_split_slot(struct tac_split *s, u16 *table, u64 oblock,
+			   u16 *fp)
+{
+	u64 h = oblock * 0x9e3779b97f4a7c15ULL;
+
+	*fp = (u16)(h >> 16) | 1;	/* never 0, an empty slot */
+	return &table[(h >> 32) & s->mask];
+}
+
+void tac_split_evicted(struct tac_split *s, u64 oblock)
+{
+	u16 fp, *g = tac_split_slot(s, s->evicted, oblock, &fp);
+
+	*g = fp;
+}
+
+void tac_split_cleaned(struct tac_split *s, u64 oblock)
+{
+	u16 fp, *g = tac_split_slot(s, s->cleaned, oblock, &fp);
+
+	*g = fp;
+}
+
+/* One vote of @cost for dirty space (@dirty) or clean space. */
+static bool tac_split_vote(struct tac_split *s, bool dirty, u32 cost)
+{
+	u32 was = s->target;
+
+	if (dirty)
+		s->dirty_back += (u64)cost + 1;
+	else
+		s->clean_back += (u64)cost + 1;
+	if (++s->votes < s->per_step)
+		return false;
+	if (s->adapt && s->dirty_back > s->clean_back)
+		s->target = min_t(u32, s->hi, s->target + s->step);
+	else if (s->adapt && s->dirty_back < s->clean_back)
+		s->target = s->target > s->lo + s->step ?
+			    s->target - s->step : s->lo;
+	s->votes = 0;
+	s->clean_back = 0;
+	s->dirty_back = 0;
+	return s->target != was;
+}
+
+/* If @table holds @oblock's ghost, forget it (it votes once). */
+static bool tac_split_hit(struct tac_split *s, u16 *table, u64 oblock)
+{
+	u16 fp, *g = tac_split_slot(s, table, oblock, &fp);
+
+	if (*g != fp)
+		return false;
+	*g = 0;
+	return true;
+}
+
+bool tac_split_read_miss(struct tac_split *s, u64 oblock, u32 cost)
+{
+	return tac_split_hit(s, s->evicted, oblock) &&
+	       tac_split_vote(s, false, cost);
+}
+
+bool tac_split_write(struct tac_split *s, u64 oblock)
+{
+	return tac_split_hit(s, s->cleaned, oblock);
+}
+
+bool tac_split_dirty_vote(struct tac_split *s, u32 cost)
+{
+	return tac_split_vote(s, true, cost);
+}

@@ -1,0 +1,105 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The clean/dirty split of write-back (dirty_adapt, status field 28
+# dirty_target; policy/tac-split.c): a set of blocks written over and over
+# that is larger than dirty_threshold makes the cleaner write back blocks
+# that are then written again, so the split grows its dirty space until
+# the cleaner stops writing them back; pinned (dirty_adapt off), the
+# cleaner keeps writing them back.  Over devices that complete
+# asynchronously (null_blk, irqmode=2), as real disks do, and the data
+# read back is what was written.  The tunable is checked like the others:
+# on or off only, shown in the table line when given, changed by 'set'.
+
+. "$(dirname "$0")/lib.sh"
+require dmsetup fio
+
+nullb_dev origin 64 50000 || ksft_skip "no null_blk"
+nullb_dev cache 16 20000 || ksft_skip "no null_blk"
+dev=/dev/mapper/tacsplit
+# run() creates it in a subshell: its removal at exit is registered here.
+at_exit "dm_remove tacsplit"
+
+# wait_idle: the cleaner has nothing to do (its state, field 20)
+wait_idle() {
+	local i
+	for i in $(seq 300); do
+		[ "$(tac_stat tacsplit cleaner)" = idle ] && return 0
+		nap 0.1
+	done
+	return 1
+}
+
+# rewrite_pass N: write each of N 4 KiB blocks from block 1024 once, in
+# random order (4 KiB requests: no stream)
+rewrite_pass() {
+	fio --name=rw --filename="$dev" --rw=randwrite --bs=4k --direct=1 \
+		--ioengine=psync --offset=4M --size=$(($1 * 4))k \
+		--randseed=$RANDOM --output=/dev/null
+}
+
+# run ADAPT: nine passes over 30% of the cache with dirty_threshold 20;
+# prints "<target> <target - set size> <writebacks of the last pass>"
+# (blocks) on stdout, and nothing else there
+run() {
+	local total n wb i
+	dm_remove tacsplit
+	tac_create tacsplit "$origin" "$cache" 8 mode writeback format \
+		dirty_threshold 20 clean_idle_ms 0 dirty_adapt "$1" >&2 || return 1
+	total=$(tac_stat tacsplit total)
+	n=$((total * 30 / 100))
+	for i in 1 2 3 4 5 6 7 8; do
+		rewrite_pass "$n"
+		wait_idle || diag "the cleaner did not go idle (pass $i)" >&2
+	done
+	wb=$(tac_stat tacsplit writebacks)
+	rewrite_pass "$n"
+	wait_idle || diag "the cleaner did not go idle (last pass)" >&2
+	echo "$(tac_stat tacsplit dirty_target)" \
+		"$(( $(tac_stat tacsplit dirty_target) - n ))" \
+		"$(( $(tac_stat tacsplit writebacks) - wb ))"
+}
+
+dd if=/dev/urandom of="$origin" bs=1M count=64 oflag=direct status=none
+
+# 1. Adaptive (the default is on; given here to be shown in the table).
+read -r target over wb <<<"$(run on)"
+if [ -z "$target" ]; then
+	tap_fail "a device with dirty_adapt on" "not created"
+	tap_done
+	exit
+fi
+total=$(tac_stat tacsplit total)
+diag "dirty_adapt on: target $target of $total blocks, last pass wrote back $wb"
+check_ge "rewrites of written-back blocks grow the dirty space past the set" 0 "$over"
+check_eq "...until the cleaner writes none of them back" 0 "$wb"
+check_eq "the table line shows dirty_adapt when given" 1 \
+	"$(dmsetup table tacsplit | grep -c ' dirty_adapt on')"
+# The data is what the last pass wrote: read through the target, and
+# after a flush from the origin alone.
+want=$(dd if="$dev" bs=4k skip=1024 count=100 iflag=direct status=none | md5sum)
+check_cmd "flush" dmsetup message tacsplit 0 flush
+check_eq "written back, the origin has the same data" "$want" \
+	"$(dd if="$origin" bs=4k skip=1024 count=100 iflag=direct status=none | md5sum)"
+
+# 2. Pinned: the target stays at dirty_threshold and the cleaner goes on
+# writing back blocks that are written again.
+read -r target over wb <<<"$(run off)"
+diag "dirty_adapt off: target $target of $total blocks, last pass wrote back $wb"
+check_eq "pinned, the target stays at dirty_threshold" $((total * 20 / 100)) "$target"
+check_ge "...and the cleaner writes back in every pass" 1 "$wb"
+
+# 3. The tunable: on or off, online; a new value starts from the threshold.
+check_cmd "set dirty_adapt on" dmsetup message tacsplit 0 set dirty_adapt on
+check_cmd "set dirty_threshold 30" dmsetup message tacsplit 0 set dirty_threshold 30
+check_eq "set dirty_threshold restarts the target from it" $((total * 30 / 100)) \
+	"$(tac_stat tacsplit dirty_target)"
+dmsetup message tacsplit 0 set dirty_adapt maybe 2>/dev/null &&
+	tap_fail "set dirty_adapt maybe is refused" "accepted" ||
+	tap_ok "set dirty_adapt maybe is refused"
+dm_remove tacsplit
+dmsetup create tacsplit --table "0 $(sectors "$origin") tac $origin $cache 8 2 dirty_adapt 2" \
+	2>/dev/null && { tap_fail "dirty_adapt 2 on the table line is refused" "accepted"; dm_remove tacsplit; } ||
+	tap_ok "dirty_adapt 2 on the table line is refused"
+
+tap_done

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The clean/dirty split (tac-split.c, issue 10 item 4): where the target
+ * moves for crafted sequences of rewrites of written-back blocks,
+ * evictions and read misses.  A cache of 12800 blocks: 200 ghost slots
+ * rounded down to 128, a decision per 16 votes, step 200 blocks, 20% =
+ * 2560, bounds 5% = 640 and 80% = 10240.
+ */
+#include "helpers.h"
+#include "tac-split.h"
+#include "tap.h"
+
+#define NR	12800
+#define R	12000	/* a random access */
+#define S	60	/* a sequential one */
+
+static struct tac_split s;
+
+/*
+ * @n blocks from @first, each written back for the target and then
+ * written again (each write follows its ghost at once: no other ghost
+ * can take its slot).
+ */
+static u32 rewrite_from(u64 first, u32 n, u32 cost)
+{
+	u32 moved = 0, i;
+
+	for (i = 0; i < n; i++) {
+		tac_split_cleaned(&s, first + i);
+		if (tac_split_write(&s, first + i))
+			moved += tac_split_dirty_vote(&s, cost);
+	}
+	return moved;
+}
+
+static u32 rewrite(u32 n, u32 cost)
+{
+	return rewrite_from(0, n, cost);
+}
+
+/*
+ * @n blocks from @first, each evicted and then read again (each read
+ * follows its ghost at once: no other ghost can take its slot).
+ */
+static u32 reread(u64 first, u32 n, u32 cost)
+{
+	u32 moved = 0, i;
+
+	for (i = 0; i < n; i++) {
+		tac_split_evicted(&s, first + i);
+		moved += tac_split_read_miss(&s, first + i, cost);
+	}
+	return moved;
+}
+
+static void starts_at_the_threshold_with_its_bounds(void)
+{
+	EXPECT_EQ(0, tac_split_init(&s, NR, 20, true));
+	EXPECT_EQ(2560, s.target);
+	EXPECT_EQ(640, s.lo);
+	EXPECT_EQ(10240, s.hi);
+	EXPECT_EQ(200, s.step);
+	EXPECT_EQ(16, s.per_step);
+	EXPECT_EQ(512, tac_split_bytes(NR));
+	tac_split_exit(&s);
+}
+
+/*
+ * Rewrites of blocks just written back, and no evictions (a cache not
+ * full): one step up per 16 votes, up to 80%.
+ */
+static void rewrites_of_written_back_blocks_grow_the_dirty_space(void)
+{
+	tac_split_init(&s, NR, 20, true);
+	EXPECT_EQ(1, rewrite(16, R));
+	EXPECT_EQ(2760, s.target);
+	EXPECT_EQ(0, rewrite(15, R));
+	EXPECT_EQ(2760, s.target);
+	EXPECT_EQ(1, rewrite(1, R));
+	EXPECT_EQ(2960, s.target);
+	while (s.target < s.hi)
+		EXPECT_EQ(1, rewrite(16, R));
+	EXPECT_EQ(10240, s.target);
+	EXPECT_EQ(0, rewrite(16, R));
+	EXPECT_EQ(10240, s.target);
+	tac_split_exit(&s);
+}
+
+/* Evicted blocks read again pull it down, to 5% and no further. */
+static void rereads_of_evicted_blocks_grow_the_clean_space(void)
+{
+	tac_split_init(&s, NR, 20, true);
+	EXPECT_EQ(1, reread(0, 16, R));
+	EXPECT_EQ(2360, s.target);
+	while (s.target > s.lo)
+		EXPECT_EQ(1, reread(7, 16, R));
+	EXPECT_EQ(640, s.target);
+	EXPECT_EQ(0, reread(7, 16, R));
+	tac_split_exit(&s);
+}
+
+/*
+ * Votes weigh what the disk pays: 8 random rereads outweigh 8 sequential
+ * rewrites, although they are as many; and the other way round.
+ */
+static void votes_weigh_the_cost_not_the_count(void)
+{
+	u32 i;
+
+	tac_split_init(&s, NR, 20, true);
+	for (i = 0; i < 8; i++) {
+		rewrite(1, S);
+		reread(100 + i, 1, R);
+	}
+	EXPECT_EQ(2360, s.target);
+	for (i = 0; i < 8; i++) {
+		rewrite(1, R);
+		reread(100 + i, 1, S);
+	}
+	EXPECT_EQ(2560, s.target);
+	tac_split_exit(&s);
+}
+
+/*
+ * A miss or a write with no ghost votes for nothing; nor does a ghost of
+ * the other side: a read of a block written back, a write of one evicted.
+ */
+static void only_a_ghost_of_its_own_side_votes(void)
+{
+	u32 i;
+
+	tac_split_init(&s, NR, 20, true);
+	for (i = 0; i < 1000; i++) {
+		EXPECT_TRUE(!tac_split_read_miss(&s, i, R));
+		EXPECT_TRUE(!tac_split_write(&s, i));
+	}
+	for (i = 0; i < 64; i++) {
+		tac_split_cleaned(&s, i);
+		tac_split_read_miss(&s, i, R);
+		tac_split_evicted(&s, 1000 + i);
+		EXPECT_TRUE(!tac_split_write(&s, 1000 + i));
+	}
+	EXPECT_EQ(0, s.votes);
+	EXPECT_EQ(2560, s.target);
+	tac_split_exit(&s);
+}
+
+/* A ghost votes once; newer ones in its slot replace it. */
+static void a_ghost_votes_once(void)
+{
+	u32 i;
+
+	tac_split_init(&s, NR, 20, true);
+	tac_split_evicted(&s, 5);
+	EXPECT_TRUE(!tac_split_read_miss(&s, 5, R) && s.votes == 1);
+	for (i = 0; i < 100; i++)
+		tac_split_read_miss(&s, 5, R);
+	EXPECT_EQ(1, s.votes);
+	/* 4096 other blocks over 128 slots: 5's ghosts are gone. */
+	tac_split_evicted(&s, 5);
+	tac_split_cleaned(&s, 5);
+	for (i = 0; i < 4096; i++) {
+		tac_split_evicted(&s, 10000 + i);
+		tac_split_cleaned(&s, 10000 + i);
+	}
+	EXPECT_TRUE(!tac_split_read_miss(&s, 5, R));
+	EXPECT_TRUE(!tac_split_write(&s, 5));
+	EXPECT_EQ(1, s.votes);
+	tac_split_exit(&s);
+}
+
+/* Pinned (dirty_adapt off): the votes are counted, the target stays. */
+static void a_pinned_split_does_not_move(void)
+{
+	tac_split_init(&s, NR, 20, false);
+	EXPECT_EQ(0, rewrite(16 * 20, R));
+	EXPECT_EQ(0, reread(0, 16 * 5, R));
+	EXPECT_EQ(2560, s.target);
+	tac_split_set(&s, 50, true);
+	EXPECT_EQ(6400, s.target);
+	EXPECT_EQ(1, rewrite(16, R));
+	EXPECT_EQ(6600, s.target);
+	tac_split_exit(&s);
+}
+
+/* A threshold outside [5, 80] widens the range to include it. */
+static void a_threshold_outside_the_bounds_widens_them(void)
+{
+	tac_split_init(&s, NR, 95, true);
+	EXPECT_EQ(12160, s.hi);
+	EXPECT_EQ(12160, s.target);
+	tac_split_set(&s, 1, true);
+	EXPECT_EQ(128, s.lo);
+	EXPECT_EQ(10240, s.hi);
+	tac_split_exit(&s);
+}
+
+/* Tiny and huge caches: the table has 64 slots at least, steps >= 1. */
+static void sizes_at_the_edges(void)
+{
+	EXPECT_EQ(0, tac_split_init(&s, 10, 20, true));
+	EXPECT_EQ(64, s.mask + 1);
+	EXPECT_EQ(1, s.step);
+	EXPECT_EQ(8, s.per_step);
+	EXPECT_EQ(2, s.target);
+	EXPECT_EQ(1, s.lo);
+	while (s.target > 1)
+		reread(0, 8, R);
+	EXPECT_EQ(1, s.target);
+	EXPECT_EQ(0, reread(0, 8, R));
+	tac_split_exit(&s);
+	/* 20% of 4 blocks is 0.8: one block, not none. */
+	EXPECT_EQ(0, tac_split_init(&s, 4, 20, true));
+	EXPECT_EQ(1, s.target);
+	EXPECT_EQ(1, s.lo);
+	tac_split_exit(&s);
+	EXPECT_EQ(0, tac_split_init(&s, 1U << 30, 20, true));
+	EXPECT_EQ(1U << 24, s.mask + 1);
+	EXPECT_EQ(1U << 21, s.per_step);
+	EXPECT_EQ(1U << 24, s.step);
+	tac_split_exit(&s);
+}
+
+int main(void)
+{
+	RUN(starts_at_the_threshold_with_its_bounds);
+	RUN(rewrites_of_written_back_blocks_grow_the_dirty_space);
+	RUN(rereads_of_evicted_blocks_grow_the_clean_space);
+	RUN(votes_weigh_the_cost_not_the_count);
+	RUN(only_a_ghost_of_its_own_side_votes);
+	RUN(a_ghost_votes_once);
+	RUN(a_pinned_split_does_not_move);
+	RUN(a_threshold_outside_the_bounds_widens_them);
+	RUN(sizes_at_the_edges);
+	return tap_done();
+}
