@@ -40,7 +40,9 @@ for bt in "$raw"/*/blktrace; do
 	# The kernel's cache size: "<used>/<total>" blocks in dm-tac's status.
 	total=$(awk '$3 == "tac" { split($5, a, "/"); t = a[2] } END { print t }' \
 		"$ct/pgbench.status")
-	bs=$(( ${TAC_BLOCK:-16} * 512 ))
+	# Its block size: the status's first field (sectors).
+	bs=$(awk '$3 == "tac" { b = $4 } END { print b }' "$ct/pgbench.status")
+	bs=$(( ${bs:-${PG_TAC_BLOCK:-8}} * 512 ))
 	if [ -z "$total" ] || [ "$total" = 0 ]; then
 		total=$(( ${CACHE_MB:-100} * 1048576 / bs ))
 	fi

@@ -199,14 +199,21 @@ ct_setup() {
 	esac
 }
 
-# ct_tac_setup MODE[-nostream][-4k][-noverify]: -nostream turns streams
-# off (sequential_cutoff_kb 0), -4k uses 4 KiB blocks instead of
-# TAC_BLOCK, -noverify sets verify_reads off, for a side-by-side measure
-# of what each does.
+# ct_tac_setup MODE[-nostream][-4k|-8k][-noverify][-dirtyN][-fixed]:
+# -nostream turns streams off (sequential_cutoff_kb 0), -4k and -8k use 4
+# or 8 KiB blocks instead of TAC_BLOCK (PG_TAC_BLOCK under pgbench),
+# -noverify sets verify_reads off, -dirtyN sets dirty_threshold N, -fixed
+# sets dirty_adapt off, for a side-by-side measure of what each does.
 ct_tac_setup() {
 	local mode=$1 len=$((ORIGIN_MB * 2048)) block=$TAC_BLOCK extra= opts
+	[ "${WL:-}" != pgbench ] || block=$PG_TAC_BLOCK
+	case $mode in *-fixed) extra+=" dirty_adapt off"; mode=${mode%-fixed} ;; esac
+	case ${mode##*-} in dirty[0-9]|dirty[0-9][0-9]|dirty100)
+		extra+=" dirty_threshold ${mode##*-dirty}"; mode=${mode%-dirty*} ;;
+	esac
 	case $mode in *-noverify) extra+=" verify_reads off"; mode=${mode%-noverify} ;; esac
 	case $mode in *-4k) block=8; mode=${mode%-4k} ;; esac
+	case $mode in *-8k) block=16; mode=${mode%-8k} ;; esac
 	case $mode in *-nostream) extra+=" sequential_cutoff_kb 0"; mode=${mode%-nostream} ;; esac
 	# shellcheck disable=SC2086
 	set -- mode "$mode" format $extra
