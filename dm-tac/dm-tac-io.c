@@ -1311,7 +1311,8 @@ static u64 __tac_origin_run(struct dm_target *ti, struct tac_cache *c,
 	u32 cb;
 
 	for (b = b0; b <= bl; b++) {
-		__tac_ghost_write(c, b);
+		if (b > b0)	/* b0's vote: tac_route_write() */
+			__tac_ghost_write(c, b);
 		st = __tac_lookup(c, b, &cb, caching);
 		if (st == LK_NONE) {
 			if (b > b0 && caching && tac_whole_block(c, b, start, end) &&
