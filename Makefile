@@ -162,7 +162,7 @@ bench-micro: deps
 # (the comparison with the caches users have), see bench/compare/README.md:
 #   make bench [QUICK=1] [KVER="6.1 6.12"] [WORKLOADS=...] [CONTENDERS=...]
 bench:
-	@WITH_PLOTS=1 bash qemu/deps
+	@WITH_PLOTS=1 WITH_MARIADB=1 bash qemu/deps
 	@KVER="$(or $(KVER),6.1)" QUICK="$(QUICK)" WORKLOADS="$(WORKLOADS)" \
 		CONTENDERS="$(CONTENDERS)" bench/compare/bench.sh
 

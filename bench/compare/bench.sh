@@ -40,15 +40,15 @@ log() {
 	echo "bench: $*" >&2
 }
 
-[ "$(id -u)" = 0 ] || die "must run as root (VM, PostgreSQL user)"
+[ "$(id -u)" = 0 ] || die "must run as root (VM, database users)"
 for c in fio qemu-system-x86_64; do
 	command -v $c > /dev/null || die "$c missing (make deps)"
 done
 
 # Rough duration, printed so nobody is surprised: phases plus the per-cell
 # overhead measured under TCG on a loaded 2-core host (device setup and
-# fio start-up about 7 s; PostgreSQL start, connections and shutdown about
-# 35 s), plus 50 s for booting and loading the RAM disks.
+# fio start-up about 7 s; a database server's start, connections and
+# shutdown about 35 s), plus 50 s for booting and loading the RAM disks.
 estimate() {
 	local ct wl n=0 s=50 w m
 	for ct in $CONTENDERS; do
@@ -60,9 +60,9 @@ estimate() {
 			w=$(phase_time "$wl" warmup)
 			m=$(phase_time "$wl" measure)
 			case $wl in seq-read) w=11; m=9 ;; seq-over-hot-*) m=9 ;; esac
-			case $ct in hdd|nvme) [ "$wl" = pgbench ] || w=0 ;; esac
+			case $ct/$wl in hdd/*bench | nvme/*bench) ;; hdd/* | nvme/*) w=0 ;; esac
 			s=$((s + w + m + 7))
-			[ "$wl" = pgbench ] && s=$((s + 28))
+			case $wl in pgbench | sysbench) s=$((s + 28)) ;; esac
 			n=$((n + 1))
 		done
 	done
@@ -81,18 +81,20 @@ build_hddsim() {
 	echo "$dir/dm-hddsim.ko"
 }
 
-pgimage=
+# Both databases in one image, built when a cell needs either.
+dbimage=
 case " $WORKLOADS " in
-*" pgbench "*)
+*" pgbench "* | *" sysbench "*)
 	img_mb=$((ORIGIN_MB - 1))
-	key=$(cat "$HERE/pgimage.sh" | md5sum | cut -c1-8)
-	pgimage=$BUILD/pgimage-s$PG_SCALE-${img_mb}M-$PG_SHARED_BUFFERS-$key.img
-	if [ ! -r "$pgimage" ]; then
-		log "building the pgbench database image (scale $PG_SCALE)"
+	key=$(cat "$HERE/dbimage.sh" | md5sum | cut -c1-8)
+	dbimage=$BUILD/dbimage-${img_mb}M-pg$PG_SCALE-$PG_SHARED_BUFFERS-my${MY_TABLES}x$MY_ROWS-$key.img
+	if [ ! -r "$dbimage" ]; then
+		log "building the database image (pgbench scale $PG_SCALE, sysbench $MY_TABLES x $MY_ROWS rows)"
 		mkdir -p "$BUILD"
-		rm -f "$BUILD"/pgimage-*.img
-		"$HERE/pgimage.sh" "$pgimage" "$PG_SCALE" "$img_mb" \
-			"$PG_SHARED_BUFFERS" || die "pgbench image failed"
+		rm -f "$BUILD"/pgimage-*.img "$BUILD"/dbimage-*.img
+		"$HERE/dbimage.sh" "$dbimage" "$img_mb" "$PG_SCALE" \
+			"$PG_SHARED_BUFFERS" "$MY_TABLES" "$MY_ROWS" ||
+			die "database image failed"
 	fi
 	;;
 esac
@@ -138,17 +140,18 @@ for k in $KVER; do
 		truncate -s "${nvme_mb}M" "$nvme_img"
 		args+=(--qemu-opts " -drive file=$nvme_img,if=none,id=benchnvm,format=raw,cache=writeback,aio=threads -device nvme,serial=tacbench,drive=benchnvm")
 	fi
-	[ -z "$pgimage" ] || args+=(--disk "$pgimage")
+	[ -z "$dbimage" ] || args+=(--disk "$dbimage")
 
 	{
 		for v in ORIGIN_MB CACHE_MB META_MB ORIGIN_MODEL HDDSIM_ARGS DELAY_MS \
-			 CACHE_KIND TAC_BLOCK PG_TAC_BLOCK DMCACHE_BLOCK WRITECACHE_BLOCK PG_SCALE \
-			 PG_MEM PG_SHARED_BUFFERS PG_CLIENTS SAMPLE_SEC PHASES \
+			 CACHE_KIND TAC_BLOCK DB_TAC_BLOCK DMCACHE_BLOCK WRITECACHE_BLOCK PG_SCALE \
+			 PG_MEM PG_SHARED_BUFFERS PG_CLIENTS MY_TABLES MY_ROWS MY_MEM \
+			 MY_CLIENTS SAMPLE_SEC PHASES \
 			 WORKLOADS CONTENDERS QUICK BENCH_TRACE; do
 			printf '%s=%q\n' "$v" "${!v:-}"
 		done
 		# The database image is the first (only) virtio disk.
-		[ -z "$pgimage" ] || echo "PGIMAGE=/dev/vda"
+		[ -z "$dbimage" ] || echo "DBIMAGE=/dev/vda"
 	} > "$raw/bench.env"
 
 	timeout=$(( $(estimate | sed 's/.*about \([0-9]*\) min.*/\1/') * 60 * 2 + 600 ))

@@ -42,7 +42,7 @@ for bt in "$raw"/*/blktrace; do
 		"$ct/pgbench.status")
 	# Its block size: the status's first field (sectors).
 	bs=$(awk '$3 == "tac" { b = $4 } END { print b }' "$ct/pgbench.status")
-	bs=$(( ${bs:-${PG_TAC_BLOCK:-8}} * 512 ))
+	bs=$(( ${bs:-${DB_TAC_BLOCK:-8}} * 512 ))
 	if [ -z "$total" ] || [ "$total" = 0 ]; then
 		total=$(( ${CACHE_MB:-100} * 1048576 / bs ))
 	fi

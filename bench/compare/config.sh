@@ -7,7 +7,7 @@
 # Environment overrides: any variable below set before sourcing wins.
 
 # Devices (MiB).  The origin is the data set of every fio workload and the
-# disk the pgbench file system lives on; the cache gets 10% of it.  The
+# disk the databases' file system lives on; the cache gets 10% of it.  The
 # emulated NVMe namespace holds an "NVMe alone" region of ORIGIN_MB (for
 # the upper-bound contender) followed by the cache region of
 # CACHE_MB + META_MB, which every cache contender gets whole (dm-cache
@@ -31,12 +31,13 @@
 # Block sizes (512-byte sectors).  dm-cache cannot go below 64 (32 KiB);
 # dm-tac uses the database page size (8 KiB) on the raw device, where
 # fio's 8 KiB requests are aligned to it, and ext4's block (4 KiB) under
-# pgbench: ext4 places a file's 8 KiB pages on any 4 KiB boundary, so
+# the databases (pgbench, sysbench): ext4 places a file's 8 KiB pages on
+# any 4 KiB boundary, so
 # with 8 KiB blocks half of PostgreSQL's writes cover two half blocks,
 # and a write of part of an uncached block goes to the origin (README.md
 # has the measurement); dm-writecache its 4 KiB maximum.
 : "${TAC_BLOCK:=16}"
-: "${PG_TAC_BLOCK:=8}"
+: "${DB_TAC_BLOCK:=8}"
 : "${DMCACHE_BLOCK:=64}"
 : "${WRITECACHE_BLOCK:=4096}"
 
@@ -47,6 +48,16 @@
 : "${PG_MEM:=96M}"
 : "${PG_SHARED_BUFFERS:=16MB}"
 : "${PG_CLIENTS:=4}"
+
+# sysbench oltp_read_write on MariaDB: MY_TABLES tables of MY_ROWS rows
+# (8 x 80,000: about 200 MiB of tables, 2x the cache, and 90 MiB of
+# logs and system tablespaces; its InnoDB buffer pool is 16 MiB,
+# dbimage.sh), the server's memory cgroup and sysbench's threads.  Both
+# databases share one 999 MiB file system, which must keep room to grow.
+: "${MY_TABLES:=8}"
+: "${MY_ROWS:=80000}"
+: "${MY_MEM:=256M}"
+: "${MY_CLIENTS:=4}"
 
 # Guest.
 # Guest RAM holds the RAM disks (origin copy-on-write store up to
@@ -64,11 +75,11 @@
 # contenders (README.md, "Sizing and time budget"); QUICK=1 runs the two
 # workloads at the heart of TAC, shorter, in under 10.
 if [ "${QUICK:-0}" = 1 ]; then
-	: "${PHASES:=oltp-read:6:8 oltp-write:5:8 scan-pollution:8:10 ods-mix:6:6 seq-read:20:20 seq-over-hot-read:15:20 seq-over-hot-write:15:20 uniform-random:3:5 pgbench:5:10}"
+	: "${PHASES:=oltp-read:6:8 oltp-write:5:8 scan-pollution:8:10 ods-mix:6:6 seq-read:20:20 seq-over-hot-read:15:20 seq-over-hot-write:15:20 uniform-random:3:5 pgbench:5:10 sysbench:5:10}"
 	: "${WORKLOADS:=oltp-read scan-pollution}"
 else
-	: "${PHASES:=oltp-read:18:15 oltp-write:10:15 scan-pollution:20:20 ods-mix:12:15 seq-read:30:30 seq-over-hot-read:20:30 seq-over-hot-write:20:30 uniform-random:4:10 pgbench:10:20}"
-	: "${WORKLOADS:=oltp-read oltp-write scan-pollution ods-mix seq-read seq-over-hot-read seq-over-hot-write uniform-random pgbench}"
+	: "${PHASES:=oltp-read:18:15 oltp-write:10:15 scan-pollution:20:20 ods-mix:12:15 seq-read:30:30 seq-over-hot-read:20:30 seq-over-hot-write:20:30 uniform-random:4:10 pgbench:10:20 sysbench:10:20}"
+	: "${WORKLOADS:=oltp-read oltp-write scan-pollution ods-mix seq-read seq-over-hot-read seq-over-hot-write uniform-random pgbench sysbench}"
 fi
 
 # Contenders.  tac-<mode> runs dm-tac in that mode; a mode the loaded

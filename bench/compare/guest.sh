@@ -10,7 +10,7 @@
 # the run's settings.  For every contender and workload ("cell") this
 # script builds fresh devices, runs the warm-up phase and then the
 # measured phase (one fio run with ramp_time, one pgbench run of both
-# lengths; seq-read: two passes), sampling the contender's hit counters
+# lengths, two sysbench runs; seq-read: two passes), sampling the contender's hit counters
 # every SAMPLE_SEC, and tears everything down.  It leaves raw results
 # only; report.py finds the measured window in them and makes tables.
 #
@@ -25,6 +25,10 @@
 #   <contender>/<workload>.status         contender status at start and end
 #   <contender>/pgbench.txt, pgbench.log (per transaction: client, n,
 #                   latency us, script, epoch s, us)
+#   <contender>/sysbench.txt, sysbench.warmup.txt  sysbench's reports of
+#                   the measured run and the warm-up run
+#   <contender>/sysbench.window  "<start epoch> <end epoch>" of the
+#                   measured run
 #   <contender>/blktrace/  binary blktrace of dm-tac's pgbench run
 
 set -u
@@ -38,13 +42,17 @@ OUT=${1:?usage: guest.sh OUTDIR}
 
 PG_PORT=5499
 PG_SOCK=/tmp/bench-pgsock
-PG_MNT=/tmp/bench-pg
+# Both databases live in one file system (dbimage.sh).
+DB_MNT=/tmp/bench-db
 # The server's log, in a directory made afresh for the postgres user (the
 # guest's /tmp shows the host's: a file of that name left there by root
 # would keep the server from starting).
 PG_LOG=/tmp/bench-pgserver/server.log
 PG_CG=/sys/fs/cgroup/bench-pg
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+MY_DIR=/tmp/bench-mysql
+MY_SOCK=$MY_DIR/mariadb.sock
+MY_CG=/sys/fs/cgroup/bench-my
 PHASE_FILE=/tmp/bench-phase
 T0=$EPOCHSECONDS
 
@@ -108,7 +116,7 @@ prepare_cell() {
 	*) origin_reset ;;
 	esac || return 1
 	cache_reset || return 1
-	if [ "$WL" = pgbench ] && [ "$CT" = nvme ]; then
+	if [ "$CT" = nvme ] && [[ $WL == *bench ]]; then
 		# NVMe alone: its own copy of the database.
 		dd if=/dev/mapper/$BENCH_PFX-snap of="$FAST" bs=4M iflag=direct \
 			oflag=direct status=none || return 1
@@ -176,15 +184,21 @@ pg() {
 	runuser -u postgres -- "$@"
 }
 
-pg_start() {
-	mkdir -p $PG_MNT
-	mount -o noatime "$DEV" $PG_MNT || return 1
-	install -d -o postgres -g postgres $PG_SOCK
+# db_mount CGROUP MEMORY: the database file system on the contender, and
+# a memory cgroup for its server
+db_mount() {
+	mkdir -p $DB_MNT
+	mount -o noatime "$DEV" $DB_MNT || return 1
 	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
 	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
 		echo +memory > /sys/fs/cgroup/cgroup.subtree_control
-	mkdir -p $PG_CG
-	echo "$PG_MEM" > $PG_CG/memory.max
+	mkdir -p "$1"
+	echo "$2" > "$1/memory.max"
+}
+
+pg_start() {
+	db_mount $PG_CG "$PG_MEM" || return 1
+	install -d -o postgres -g postgres $PG_SOCK
 	# The server, and so its page cache, lives in the memory cgroup: the
 	# database cannot hide in guest RAM.  Nothing of it is cached yet: the
 	# device and the mount are new.  (No drop_caches: it would also drop
@@ -193,17 +207,17 @@ pg_start() {
 	rm -rf "${PG_LOG%/*}"
 	install -d -o postgres -g postgres "${PG_LOG%/*}"
 	(echo $BASHPID > $PG_CG/cgroup.procs
-	 exec runuser -u postgres -- "$PGBIN/pg_ctl" -D $PG_MNT/pgdata -w -t 120 \
+	 exec runuser -u postgres -- "$PGBIN/pg_ctl" -D $DB_MNT/pgdata -w -t 120 \
 		-l "$PG_LOG" -o "-k $PG_SOCK -p $PG_PORT" start) > /dev/null
 }
 
 pg_stop() {
-	if [ -e $PG_MNT/pgdata/postmaster.pid ]; then
-		pg "$PGBIN/pg_ctl" -D $PG_MNT/pgdata -w -t 120 -m fast stop \
+	if [ -e $DB_MNT/pgdata/postmaster.pid ]; then
+		pg "$PGBIN/pg_ctl" -D $DB_MNT/pgdata -w -t 120 -m fast stop \
 			> /dev/null 2>&1
 	fi
 	cp "$PG_LOG" "$OUT/$CT/postgres.log" 2>/dev/null
-	mountpoint -q $PG_MNT && umount $PG_MNT
+	mountpoint -q $DB_MNT && umount $DB_MNT
 	rmdir $PG_CG 2>/dev/null
 	return 0
 }
@@ -272,13 +286,141 @@ pgbench_cell() {
 }
 
 # ------------------------------------------------------------------
+# sysbench oltp_read_write against MariaDB on ext4 over the contender.
+
+# The server in its memory cgroup, its settings from the image's
+# mariadb.cnf.  InnoDB reads its data files with O_DIRECT, so the cgroup
+# only keeps the server's own memory honest.  No password: the image's
+# root account, reached by the guest's root over the socket.
+my_start() {
+	local i
+	db_mount $MY_CG "$MY_MEM" || return 1
+	rm -rf $MY_DIR
+	install -d -o mysql -g mysql $MY_DIR
+	(echo $BASHPID > $MY_CG/cgroup.procs
+	 exec "$MYSQLD" --defaults-file=$DB_MNT/mariadb.cnf --user=mysql \
+		--datadir=$DB_MNT/mysql --socket=$MY_SOCK \
+		--pid-file=$MY_DIR/mariadb.pid --log-error=$MY_DIR/server.log \
+		> /dev/null 2>&1) &
+	MY_PID=$!
+	# InnoDB's start (and the binaries read over 9p) takes a while
+	# under TCG.
+	for ((i = 0; i < 240; i++)); do
+		[ -e /proc/$MY_PID ] || return 1
+		mariadb-admin --socket=$MY_SOCK -uroot ping > /dev/null 2>&1 &&
+			return 0
+		sleep 1
+	done
+	return 1
+}
+
+my_alive() {
+	local st
+	[ -r /proc/$MY_PID/stat ] || return 1
+	read -r _ _ st _ < /proc/$MY_PID/stat
+	[ "$st" != Z ]
+}
+
+# stuck_report WHAT PID: what a process that does not finish waits on,
+# into notes.txt, OUTDIR/stuck.txt and the console (blocked tasks)
+stuck_report() {
+	local t
+	notes "$1 (see stuck.txt)"
+	{
+		echo "== $1"
+		for t in /proc/$2/task/*; do
+			echo "-- task ${t##*/}: $(cat $t/comm 2>/dev/null) $(cut -d' ' -f3 $t/stat 2>/dev/null) wchan $(cat $t/wchan 2>/dev/null)"
+			cat $t/stack 2>/dev/null
+		done
+		echo "-- contender status"
+		ct_status
+	} >> "$OUT/stuck.txt" 2>&1
+	echo w > /proc/sysrq-trigger 2>/dev/null
+}
+
+my_stop() {
+	local i
+	if [ -n "${MY_PID:-}" ] && [ -e /proc/$MY_PID ]; then
+		# SIGTERM is a normal shutdown; mariadb-admin shutdown would wait
+		# for it without a time limit.
+		kill -TERM "$MY_PID" 2>/dev/null
+		# The server is this shell's child: once it exits it is a zombie
+		# until waited for, so look at its state, not at /proc alone.
+		for ((i = 0; i < 180; i++)); do
+			my_alive || break
+			sleep 1
+		done
+		if my_alive; then
+			stuck_report "$CT/$WL: MariaDB still running 180 s after shutdown" \
+				$MY_PID
+			kill -9 "$MY_PID" 2>/dev/null
+		fi
+		wait "$MY_PID" 2>/dev/null
+	fi
+	MY_PID=
+	cp $MY_DIR/server.log "$OUT/$CT/mariadb.log" 2>/dev/null
+	mountpoint -q $DB_MNT && umount $DB_MNT
+	rmdir $MY_CG 2>/dev/null
+	return 0
+}
+
+# sysbench_run SECONDS OUT: one oltp_read_write run, latency percentile
+# 99 over the run
+sysbench_run() {
+	local t=$1 out=$2
+	timeout $((t + 300)) sysbench oltp_read_write --db-driver=mysql \
+		--mysql-socket=$MY_SOCK --mysql-user=root --mysql-db=sbtest \
+		--tables="$MY_TABLES" --table-size="$MY_ROWS" \
+		--threads="$MY_CLIENTS" --time="$t" --report-interval=5 \
+		--percentile=99 run > "$out" 2>&1
+}
+
+# Warm-up and measured phase are two runs of one server: sysbench's
+# report of the second is the cell's result.
+sysbench_cell() {
+	local base=$OUT/$CT/sysbench w m r=0 t0
+	w=$(phase_time sysbench warmup)
+	m=$(phase_time sysbench measure)
+	: > "$base.status"
+	echo setup > $PHASE_FILE
+	if ! my_start; then
+		notes "$CT/sysbench: MariaDB did not start ($(tail -n 2 $MY_DIR/server.log 2>/dev/null | tr '\n' ' '))"
+		my_stop
+		return 1
+	fi
+	counters_at "$base" start
+	sampler_start "$base.samples"
+	if [ "$w" -gt 0 ]; then
+		phase warmup
+		sysbench_run "$w" "$base.warmup.txt" ||
+			notes "$CT/sysbench: warm-up failed ($(tail -n 1 "$base.warmup.txt"))"
+	fi
+	phase measure
+	t0=$EPOCHREALTIME
+	if ! sysbench_run "$m" "$base.txt"; then
+		notes "$CT/sysbench: sysbench failed ($(tail -n 1 "$base.txt"))"
+		r=1
+	fi
+	echo "$t0 $EPOCHREALTIME" > "$base.window"
+	sampler_stop
+	counters_at "$base" end
+	event "$CT sysbench run end"
+	my_stop
+	return $r
+}
+
+# ------------------------------------------------------------------
 
 run_cell() {
 	local r
-	if [ "$WL" = pgbench ] && [ "$PG_READY" != 1 ]; then
-		notes "$CT/pgbench: skipped, no database image"
-		return 0
-	fi
+	case $WL in
+	pgbench | sysbench)
+		if [[ " $DB_READY " != *" $WL "* ]]; then
+			notes "$CT/$WL: skipped, no database image"
+			return 0
+		fi
+		;;
+	esac
 	mkdir -p "$OUT/$CT"
 	log "$CT / $WL: setup"
 	event "$CT $WL setup start"
@@ -288,11 +430,11 @@ run_cell() {
 		notes "$CT: skipped ($WL): ${CT_NOTE:-setup failed}"
 		return $r
 	fi
-	if [ "$WL" = pgbench ]; then
-		pgbench_cell
-	else
-		fio_cell
-	fi
+	case $WL in
+	pgbench) pgbench_cell ;;
+	sysbench) sysbench_cell ;;
+	*) fio_cell ;;
+	esac
 	event "$CT $WL teardown start"
 	ct_teardown
 	event "$CT $WL done"
@@ -334,26 +476,28 @@ probe_tac_modes() {
 }
 
 # The database image (the virtio disk bench.sh attaches) goes onto the
-# pristine RAM disk once; every pgbench cell then starts from a fresh
-# snapshot of it.
-PG_READY=0
+# pristine RAM disk once; every pgbench and sysbench cell then starts from
+# a fresh snapshot of it.
+DB_READY=
+MYSQLD=/usr/sbin/mariadbd
 
 load_backing() {
-	local image=
-	case " $WORKLOADS " in
-	*" pgbench "*)
-		if [ -z "${PGIMAGE:-}" ] || [ ! -b "$PGIMAGE" ]; then
-			notes "pgbench: no database image attached"
-		elif [ -z "$PGBIN" ]; then
+	local image= wl
+	for wl in pgbench sysbench; do
+		case " $WORKLOADS " in *" $wl "*) ;; *) continue ;; esac
+		if [ -z "${DBIMAGE:-}" ] || [ ! -b "$DBIMAGE" ]; then
+			notes "$wl: no database image attached"
+		elif [ $wl = pgbench ] && [ -z "$PGBIN" ]; then
 			notes "pgbench: PostgreSQL not installed"
+		elif [ $wl = sysbench ] && { [ ! -x "$MYSQLD" ] || ! command -v sysbench > /dev/null; }; then
+			notes "sysbench: MariaDB or sysbench not installed"
 		else
-			image=$PGIMAGE
+			image=$DBIMAGE
+			DB_READY+=" $wl"
 		fi
-		;;
-	esac
-	backing_init $image || return 1
-	[ -z "$image" ] || PG_READY=1
-	[ -z "$image" ] || log "pgbench image loaded"
+	done
+	backing_init $image || { DB_READY=; return 1; }
+	[ -z "$image" ] || log "database image loaded ($DB_READY )"
 }
 
 main() {
@@ -377,6 +521,8 @@ main() {
 		echo "cache kind: $CACHE_KIND"
 		echo "fio: $(fio --version)"
 		echo "postgres: $("$PGBIN/postgres" --version 2>/dev/null)"
+		echo "mariadb: $("$MYSQLD" --version 2>/dev/null)"
+		echo "sysbench: $(sysbench --version 2>/dev/null)"
 		echo "modules: $(lsmod | awk 'NR > 1 && /^(dm_|bcache|brd)/ { printf "%s ", $1 }')"
 	} > "$OUT/guest-info.txt"
 	log "origin model $MODEL, cache on $CACHE_KIND"

@@ -34,17 +34,20 @@ WORKLOAD_TITLES = {
     "seq-over-hot-read": "8 sequential read over a cached hot set",
     "seq-over-hot-write": "9 sequential write over a cached hot set",
     "uniform-random": "6 uniform random",
-    "pgbench": "pgbench",
+    "pgbench": "pgbench (PostgreSQL)",
+    "sysbench": "sysbench oltp_read_write (MariaDB)",
 }
+
+DATABASES = {"pgbench", "sysbench"}
 
 # Contenders that keep dirty data: compared with dm-cache smq writeback;
 # the rest with dm-cache smq writethrough.
-# Workloads measured in MB/s (streams), the rest in IOPS (pgbench: TPS).
+# Workloads measured in MB/s (streams), the rest in IOPS (databases: TPS).
 STREAMS = {"seq-read", "seq-over-hot-read", "seq-over-hot-write"}
 
 
 def unit_of(wl):
-    return "MB/s" if wl in STREAMS else "TPS" if wl == "pgbench" else "IOPS"
+    return "MB/s" if wl in STREAMS else "TPS" if wl in DATABASES else "IOPS"
 
 
 WRITEBACK = {"dmcache-wb", "bcache-wb", "writecache"}
@@ -153,8 +156,8 @@ def fio_cell(d, ct, wl):
     t1 = j.get("timestamp_ms", 0) / 1e3
     r["hit"] = window_hit_ratio(os.path.join(d, ct, wl + ".samples"),
                                 t1 - r["runtime_s"], t1)
-    r["busy"] = None if ct == "nvme" else \
-        disk_busy(os.path.join(d, ct, wl + ".status"))
+    r.update(disk_counts(None if ct == "nvme" else
+                         os.path.join(d, ct, wl + ".status")))
     return r
 
 
@@ -186,8 +189,35 @@ def pgbench_cell(d, ct, measure_s):
         "p99_ms": lats[min(len(lats) - 1, int(len(lats) * 0.99))] / 1e3,
         "hit": window_hit_ratio(os.path.join(d, ct, "pgbench.samples"),
                                 t0, t1),
-        "busy": None if ct == "nvme" else
-        disk_busy(os.path.join(d, ct, "pgbench.status")),
+        **disk_counts(None if ct == "nvme" else
+                      os.path.join(d, ct, "pgbench.status")),
+    }
+
+
+def sysbench_cell(d, ct):
+    """TPS and latency of the measured sysbench run, from its report."""
+    tps = avg = p99 = None
+    for line in read_lines(os.path.join(d, ct, "sysbench.txt")):
+        w = line.replace("(", " ").split()
+        if line.lstrip().startswith("transactions:") and len(w) >= 3:
+            tps = float(w[2])
+        elif line.lstrip().startswith("avg:") and len(w) >= 2:
+            avg = float(w[1])
+        elif "percentile:" in line and len(w) >= 3:
+            p99 = float(w[-1])
+    win = read_words(os.path.join(d, ct, "sysbench.window"))
+    if tps is None or len(win) != 2:
+        return None
+    return {
+        "iops": tps,
+        "metric": tps,
+        "mbs": None,
+        "mean_ms": avg,
+        "p99_ms": p99,
+        "hit": window_hit_ratio(os.path.join(d, ct, "sysbench.samples"),
+                                float(win[0]), float(win[1])),
+        **disk_counts(None if ct == "nvme" else
+                      os.path.join(d, ct, "sysbench.status")),
     }
 
 
@@ -199,21 +229,23 @@ def phase_time(env, wl, which):
     return 0
 
 
-def disk_busy(path):
-    """Fraction of the cell's run the disk model was busy (hddsim's
-    busy_us between the start and end status), or None."""
+def disk_counts(path):
+    """Between the cell's start and end status: the share of the time the
+    disk model was busy (hddsim's busy_us) and the requests it served
+    (reads + writes).  None where unknown."""
     at = {}
     phase = t = None
-    for line in read_lines(path):
+    for line in read_lines(path) if path else []:
         w = line.split()
         if w[0] == "==" and len(w) >= 3:
             phase, t = w[1], float(w[2])
         elif w[0] == "origin:" and len(w) > 11 and w[3] == "hddsim":
-            at[phase] = (t, int(w[11]))
+            # requests sequential near seeks reads writes passthrough busy_us
+            at[phase] = (t, int(w[11]), int(w[8]) + int(w[9]))
     if "start" in at and "end" in at and at["end"][0] > at["start"][0]:
-        return (at["end"][1] - at["start"][1]) / 1e6 / \
-            (at["end"][0] - at["start"][0])
-    return None
+        (t0, b0, n0), (t1, b1, n1) = at["start"], at["end"]
+        return {"busy": (b1 - b0) / 1e6 / (t1 - t0), "disk_ios": n1 - n0}
+    return {"busy": None, "disk_ios": None}
 
 
 def tac_status_totals(path):
@@ -309,6 +341,8 @@ def kernel_section(out, d, rel, charts):
         for wl in wls:
             if wl == "pgbench":
                 r = pgbench_cell(d, ct, phase_time(env, wl, "measure"))
+            elif wl == "sysbench":
+                r = sysbench_cell(d, ct)
             else:
                 r = fio_cell(d, ct, wl)
             if r:
@@ -321,12 +355,14 @@ def kernel_section(out, d, rel, charts):
                f"{env.get('CACHE_MB')} MiB (+{env.get('META_MB')} MiB "
                f"metadata), pgbench scale {env.get('PG_SCALE')}, "
                f"PostgreSQL cgroup {env.get('PG_MEM')}, shared_buffers "
-               f"{env.get('PG_SHARED_BUFFERS')}")
+               f"{env.get('PG_SHARED_BUFFERS')}, sysbench {env.get('MY_TABLES')} "
+               f"tables x {env.get('MY_ROWS')} rows, MariaDB cgroup "
+               f"{env.get('MY_MEM')}")
     out.append(f"- phases (workload:warm-up:measured s): {env.get('PHASES')}")
     out.append("")
 
     # Summary matrix: the ranking metric and its ratio to the bare disk.
-    out.append("### Summary: IOPS (seq-read, seq-over-hot-*: MB/s; pgbench: TPS), "
+    out.append("### Summary: IOPS (seq-read, seq-over-hot-*: MB/s; databases: TPS), "
                "x HDD alone\n")
     out.append("| contender | " + " | ".join(
         WORKLOAD_TITLES.get(w, w) for w in wls) + " |")
@@ -352,8 +388,9 @@ def kernel_section(out, d, rel, charts):
         unit = unit_of(wl)
         out.append(f"### {WORKLOAD_TITLES.get(wl, wl)}\n")
         out.append(f"| contender | {unit} | MB/s (all jobs) | mean ms | "
-                   "p99 ms | read hit % | disk busy % | x HDD | x smq |")
-        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+                   "p99 ms | read hit % | disk busy % | disk I/Os | x HDD | "
+                   "x smq |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for ct, r in rows:
             xh = ratio(r["metric"], res.get(("hdd", wl), {}).get("metric"))
             ref = smq_ref(ct)
@@ -364,6 +401,7 @@ def kernel_section(out, d, rel, charts):
                 f" | {fmt(r['p99_ms'], 1)}"
                 f" | {fmt_hit(r['hit'])}"
                 f" | {fmt(None if r['busy'] is None else 100 * r['busy'], 0)}"
+                f" | {fmt(r['disk_ios'])}"
                 f" | {fmt(xh, 2)} | {fmt(xs, 2)} |")
         out.append("")
 
@@ -457,11 +495,16 @@ def goals_section(out, cts, res):
             say(f"oltp-write, tac-writeback / {ref}",
                 ratio(metric("tac-writeback", "oltp-write"),
                       metric(ref, "oltp-write")), 1.2)
-    if ("tac-writeback", "pgbench") in res:
-        for ref in ("dmcache-wb", "bcache-wb"):
-            say(f"pgbench TPS, tac-writeback / {ref}",
-                ratio(metric("tac-writeback", "pgbench"),
-                      metric(ref, "pgbench")), 1.0)
+    # The database goals of issue 10.
+    for wl, goals in (("pgbench", (("bcache-wb", 1.2), ("writecache", 1.0))),
+                      ("sysbench", (("bcache-wb", 1.2), ("writecache", 1.0)))):
+        if ("tac-writeback", wl) in res:
+            for ref, goal in goals:
+                say(f"{wl} TPS, tac-writeback / {ref}",
+                    ratio(metric("tac-writeback", wl), metric(ref, wl)), goal)
+        if ("tac-writethrough", wl) in res:
+            say(f"{wl} TPS, tac-writethrough / hdd",
+                ratio(metric("tac-writethrough", wl), metric("hdd", wl)), 1.1)
     if lines:
         out.append("### Goals against the other caches, as measured in this run\n")
         out.extend(lines)
@@ -560,9 +603,10 @@ def main():
     out.append("")
     out.append("Ranking metric: IOPS of the first job group (the OLTP or "
                "lookup job; scans are in MB/s (all jobs)), MB/s for the "
-               "sequential read, TPS for pgbench.  Latency: fio's total "
+               "sequential read, TPS for the databases.  Latency: fio's total "
                "latency (lat) of that group, reads and writes together; "
-               "pgbench: per transaction.  Read hit %: the target's own "
+               "pgbench: per transaction over the measured window; sysbench: "
+               "its report of the measured run (mean, 99th percentile).  Read hit %: the target's own "
                "counters over the measured phase (dm-tac: read hits / "
                "(hits + misses) from its status; dm-cache: the same fields, "
                "per bio; bcache: stats_total cache and bypass hits / all; "
@@ -573,7 +617,9 @@ def main():
                "window (bcache updates them every few seconds).  Disk busy %: the share of the "
                "cell's run (warm-up + measured) the disk model was busy, "
                "from hddsim's busy_us; far under 100 means the cell was "
-               "not limited by the disk (CPU under TCG).  See bench/compare/README.md.\n")
+               "not limited by the disk (CPU under TCG).  Disk I/Os: the "
+               "reads and writes the disk model served over the same span.  "
+               "See bench/compare/README.md.\n")
     charts = []
     for d in sorted(glob.glob(os.path.join(top, "raw", "*"))):
         if os.path.isdir(d):
