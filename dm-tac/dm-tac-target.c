@@ -56,6 +56,7 @@ enum tac_opt {
 	OPT_COST_HDD_RANDOM,
 	OPT_COST_HDD_SEQ,
 	OPT_COST_CACHE,
+	OPT_COST_CACHE_WRITE,
 	OPT_MAX_CACHE_INFLIGHT,
 	OPT_STATS_EXTENTS,
 	OPT_ERROR_THRESHOLD,
@@ -89,6 +90,7 @@ static const struct tac_opt_desc tac_opts[OPT_NR] = {
 	[OPT_COST_HDD_RANDOM] = { "cost_hdd_random_us", 0, 10000000, true },
 	[OPT_COST_HDD_SEQ] = { "cost_hdd_seq_us", 0, 10000000, true },
 	[OPT_COST_CACHE] = { "cost_cache_us", 0, 10000000, true },
+	[OPT_COST_CACHE_WRITE] = { "cost_cache_write_us", 0, 10000000, true },
 	[OPT_MAX_CACHE_INFLIGHT] = { "max_cache_inflight", 1, 65536, true },
 	[OPT_STATS_EXTENTS] = { "stats_extents", TAC_MIN_STATS_EXTENTS,
 				TAC_MAX_STATS_EXTENTS, false },
@@ -115,6 +117,7 @@ static u32 *tac_opt_field(struct tac_tunables *t, int opt)
 	case OPT_COST_HDD_RANDOM: return &t->policy.cost_hdd_random_us;
 	case OPT_COST_HDD_SEQ: return &t->policy.cost_hdd_seq_us;
 	case OPT_COST_CACHE: return &t->policy.cost_cache_us;
+	case OPT_COST_CACHE_WRITE: return &t->policy.cost_cache_write_us;
 	case OPT_MAX_CACHE_INFLIGHT: return &t->max_cache_inflight;
 	case OPT_STATS_EXTENTS: return &t->policy.stats_extents;
 	case OPT_DIRTY_THRESHOLD: return &t->dirty_threshold;
@@ -160,6 +163,8 @@ static void tac_tunables_default(struct tac_tunables *t, u32 block_sectors)
 	t->policy.cost_hdd_seq_us = max(hdd_xfer, 1U);
 	t->policy.cost_hdd_random_us = 12370 + hdd_xfer;
 	t->policy.cost_cache_us = 18 + ssd_xfer;
+	/* A read's cost until told otherwise: NVMe writes near reads. */
+	t->policy.cost_cache_write_us = t->policy.cost_cache_us;
 	t->max_cache_inflight = 256;
 	t->error_threshold = 8;
 	/* Turbocharging table 2: lambda 20%, alpha 32 pages. */

@@ -75,6 +75,7 @@
 #define TAC_DEFAULT_HDD_RANDOM_US	12401
 #define TAC_DEFAULT_HDD_SEQ_US		31
 #define TAC_DEFAULT_CACHE_US		20
+#define TAC_DEFAULT_CACHE_WRITE_US	20
 
 /*
  * Halve temperatures every 2^20 block accesses (4 GiB of I/O at 4 KiB).
@@ -143,6 +144,8 @@ struct tac {
 	unsigned int extent_shift;
 	u32 cost_seq;		/* S_HDD - R_SSD, clamped at 0 */
 	u32 cost_random;	/* R_HDD - R_SSD, clamped at 0 */
+	u32 cost_seq_w;		/* S_HDD - W_SSD, clamped at 0 */
+	u32 cost_random_w;	/* R_HDD - W_SSD, clamped at 0 */
 	u32 in_epoch;		/* block accesses since the last halving */
 	u32 inflation;		/* the key of the last block evicted */
 	u32 stuck;		/* refusals in a row against one victim */
@@ -234,6 +237,7 @@ void tac_params_default(struct tac_params *params)
 	params->cost_hdd_random_us = TAC_DEFAULT_HDD_RANDOM_US;
 	params->cost_hdd_seq_us = TAC_DEFAULT_HDD_SEQ_US;
 	params->cost_cache_us = TAC_DEFAULT_CACHE_US;
+	params->cost_cache_write_us = TAC_DEFAULT_CACHE_WRITE_US;
 	params->stats_extents = TAC_DEFAULT_STATS_EXTENTS;
 }
 
@@ -315,6 +319,11 @@ static void tac_apply_params(struct tac *tac, const struct tac_params *params)
 			params->cost_hdd_seq_us - cache : 0;
 	tac->cost_random = params->cost_hdd_random_us > cache ?
 			   params->cost_hdd_random_us - cache : 0;
+	cache = params->cost_cache_write_us;
+	tac->cost_seq_w = params->cost_hdd_seq_us > cache ?
+			  params->cost_hdd_seq_us - cache : 0;
+	tac->cost_random_w = params->cost_hdd_random_us > cache ?
+			     params->cost_hdd_random_us - cache : 0;
 }
 
 /*
@@ -790,10 +799,11 @@ static enum tac_class tac_request(struct tac_policy *p, tac_oblock_t first,
 	enum tac_class class;
 
 	/*
-	 * Writes count like reads: in write-back mode a cached block saves
-	 * the disk the write as well, and either way the extent is busy.
+	 * Writes count like reads, at what the cache charges for a write
+	 * (FD-Buffer: cost_cache_write_us): in write-back mode a cached
+	 * block saves the disk the write as well, and either way the extent
+	 * is busy.  last_cost stays a read's: it prices a miss.
 	 */
-	(void)is_write;
 
 	if (unlikely(!nr_blocks))
 		return TAC_RANDOM;
@@ -806,10 +816,12 @@ static enum tac_class tac_request(struct tac_policy *p, tac_oblock_t first,
 	tac->last_cost = class == TAC_SEQUENTIAL ? tac->cost_seq : tac->cost_random;
 	if (class == TAC_SEQUENTIAL) {
 		tac->seq_requests++;
-		tac_account(tac, ob, nr_blocks, tac->cost_seq);
+		tac_account(tac, ob, nr_blocks,
+			    is_write ? tac->cost_seq_w : tac->cost_seq);
 	} else {
 		tac->random_requests++;
-		tac_account(tac, ob, nr_blocks, tac->cost_random);
+		tac_account(tac, ob, nr_blocks,
+			    is_write ? tac->cost_random_w : tac->cost_random);
 	}
 	return class;
 }

@@ -23,6 +23,7 @@ struct tac_params {
 	u32 cost_hdd_random_us;	/* R_HDD */
 	u32 cost_hdd_seq_us;	/* S_HDD */
 	u32 cost_cache_us;	/* R_SSD */
+	u32 cost_cache_write_us; /* W_SSD (FD-Buffer: writes cost more) */
 	u32 stats_extents;	/* entries in the extent statistics table */
 };
 

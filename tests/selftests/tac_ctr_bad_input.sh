@@ -83,6 +83,7 @@ cases=(
 "option value 2^32+1|$origin $cache 8 2 seq_window 4294967297|Invalid optional argument value"
 "verify_reads neither on nor off|$origin $cache 8 2 verify_reads yes|Invalid optional argument value"
 "dirty_adapt neither on nor off|$origin $cache 8 2 dirty_adapt 2|Invalid optional argument value"
+"cost_cache_write_us out of range|$origin $cache 8 2 cost_cache_write_us 10000001|Invalid optional argument value"
 "duplicate tunable|$origin $cache 8 4 admit_margin 1 admit_margin 2|Duplicate optional argument"
 "extent_size not a power of two|$origin $cache 8 2 extent_size 48|Invalid policy parameters"
 "seq_threshold not below seq_window|$origin $cache 8 4 seq_window 4 seq_threshold 4|Invalid policy parameters"

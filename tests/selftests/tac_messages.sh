@@ -53,7 +53,8 @@ refused "invalidate with an argument" "unknown message" invalidate now
 # set: every online tunable, reflected in TABLE.
 for kv in "seq_window 32" "seq_threshold 3" "aging_period 100000" \
 	  "admit_margin 5" "fill_threshold 80" "cost_hdd_random_us 9000" \
-	  "cost_hdd_seq_us 40" "cost_cache_us 25" "max_cache_inflight 64" \
+	  "cost_hdd_seq_us 40" "cost_cache_us 25" "cost_cache_write_us 60" \
+	  "max_cache_inflight 64" \
 	  "error_threshold 3" "verify_reads off" "dirty_adapt off" \
 	  "dirty_threshold 30"; do
 	# shellcheck disable=SC2086
@@ -137,10 +138,10 @@ dm_remove tacmsg
 
 # Every optional argument on the table line comes back in TABLE, in
 # canonical order.
-opts="mode writearound extent_size 64 seq_window 16 seq_threshold 3 aging_period 5000 admit_margin 2 fill_threshold 90 cost_hdd_random_us 8000 cost_hdd_seq_us 20 cost_cache_us 30 max_cache_inflight 32 stats_extents 4096 error_threshold 5 no_discard_passdown"
-dmsetup create tacmsg --table "0 $(sectors "$origin") tac $origin $cache 8 28 $opts format" &&
+opts="mode writearound extent_size 64 seq_window 16 seq_threshold 3 aging_period 5000 admit_margin 2 fill_threshold 90 cost_hdd_random_us 8000 cost_hdd_seq_us 20 cost_cache_us 30 cost_cache_write_us 90 max_cache_inflight 32 stats_extents 4096 error_threshold 5 no_discard_passdown"
+dmsetup create tacmsg --table "0 $(sectors "$origin") tac $origin $cache 8 30 $opts format" &&
 	at_exit "dm_remove tacmsg"
-check_eq "TABLE reproduces every optional argument" "28 $opts format" \
+check_eq "TABLE reproduces every optional argument" "30 $opts format" \
 	"$(dmsetup table tacmsg | cut -d' ' -f7-)"
 dm_remove tacmsg
 

@@ -47,6 +47,31 @@ static void temperature_default_costs_follow_eq_1(void)
 	tac_policy_destroy(p);
 }
 
+/*
+ * FD-Buffer: a write credits what the disk would pay minus what the cache
+ * pays for a write, a read minus a read.  Random write 12401 - 200, random
+ * read 12401 - 20; a sequential write costs the cache more than the disk
+ * saves (31 < 200) and credits nothing.  The default is a read's cost.
+ */
+static void temperature_writes_credit_the_cache_write_cost(void)
+{
+	struct tac_params params;
+	struct tac_policy *p;
+
+	tac_params_default(&params);
+	EXPECT_EQ(params.cost_cache_us, params.cost_cache_write_us);
+	params.cost_cache_write_us = 200;
+	p = tac_policy_create(64, &params);
+	EXPECT_TRUE(p);
+	tac_policy_request(p, to_oblock(0), 1, true);
+	EXPECT_EQ(12201, extent_temp(p, 0));
+	req(p, 64, 1);
+	EXPECT_EQ(12381, extent_temp(p, 2));
+	tac_policy_request(p, to_oblock(128), 8, true);
+	EXPECT_EQ(0, extent_temp(p, 4));
+	tac_policy_destroy(p);
+}
+
 /* Blocks 0..3 one at a time: R R S S, so 2 * 1000 + 2 * 10. */
 static void temperature_sums_cost_per_block_by_class(void)
 {
@@ -424,6 +449,7 @@ static void extent_walk_hottest_and_load(void)
 int main(void)
 {
 	RUN(temperature_default_costs_follow_eq_1);
+	RUN(temperature_writes_credit_the_cache_write_cost);
 	RUN(temperature_sums_cost_per_block_by_class);
 	RUN(temperature_request_across_extents_splits_per_block);
 	RUN(temperature_negative_cost_counts_as_zero);

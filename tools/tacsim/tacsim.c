@@ -162,7 +162,8 @@ static const struct {
 	PARAM(seq_threshold),	   PARAM(aging_period),
 	PARAM(admit_margin),	   PARAM(fill_threshold),
 	PARAM(cost_hdd_random_us), PARAM(cost_hdd_seq_us),
-	PARAM(cost_cache_us),	   PARAM(stats_extents),
+	PARAM(cost_cache_us),	   PARAM(cost_cache_write_us),
+	PARAM(stats_extents),
 };
 
 static u32 *param_ref(const char *name)
@@ -193,6 +194,7 @@ static void fallback_params(struct tac_params *p)
 		.cost_hdd_random_us = 8000,
 		.cost_hdd_seq_us = 100,
 		.cost_cache_us = 100,
+		.cost_cache_write_us = 100,
 		.stats_extents = 1 << 20,
 	};
 }
@@ -697,6 +699,7 @@ int main(int argc, char **argv)
 	char blk_event = 'Q';
 	bool json = false, want_opt = false;
 	char *overrides[64];
+	bool cache_write_param = false;
 	u32 nr_overrides = 0;
 	struct trace t = { 0 };
 	u64 *next = NULL;
@@ -773,7 +776,8 @@ int main(int argc, char **argv)
 			overrides[nr_overrides++] = optarg;
 			break;
 		case 'W':
-			if (!parse_size(optarg, &cost_ssd_write_us))
+			if (!parse_size(optarg, &cost_ssd_write_us) ||
+			    cost_ssd_write_us > UINT32_MAX)
 				die("bad --cost-ssd-write '%s'", optarg);
 			cost_ssd_write_set = true;
 			break;
@@ -828,8 +832,21 @@ int main(int argc, char **argv)
 	}
 	if (!params.extent_blocks)
 		die("extent_blocks must not be 0");
-	if (!cost_ssd_write_set)
-		cost_ssd_write_us = params.cost_cache_us;
+	/*
+	 * One cost for a cache write, in the policy's temperatures and in
+	 * the simulated time: --cost-ssd-write, else --param
+	 * cost_cache_write_us, else a read's cost (as before both existed).
+	 */
+	for (i = 0; i < nr_overrides; i++)
+		if (!strncmp(overrides[i], "cost_cache_write_us=", 20))
+			cache_write_param = true;
+	if (cost_ssd_write_set)
+		params.cost_cache_write_us = (u32)cost_ssd_write_us;
+	else if (cache_write_param)
+		cost_ssd_write_us = params.cost_cache_write_us;
+	else
+		cost_ssd_write_us = params.cost_cache_write_us =
+			params.cost_cache_us;
 	for (s = 0; s < nr_sizes; s++) {
 		if (sizes[s] / bs == 0 || sizes[s] / bs >= UINT32_MAX)
 			die("cache size %" PRIu64 " gives no or too many blocks",
