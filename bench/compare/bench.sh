@@ -86,14 +86,17 @@ dbimage=
 case " $WORKLOADS " in
 *" pgbench "* | *" sysbench "*)
 	img_mb=$((ORIGIN_MB - 1))
+	# No MariaDB database (nor MariaDB needed) without sysbench cells.
+	my_tables=0
+	case " $WORKLOADS " in *" sysbench "*) my_tables=$MY_TABLES ;; esac
 	key=$(cat "$HERE/dbimage.sh" | md5sum | cut -c1-8)
-	dbimage=$BUILD/dbimage-${img_mb}M-pg$PG_SCALE-$PG_SHARED_BUFFERS-my${MY_TABLES}x$MY_ROWS-$key.img
+	dbimage=$BUILD/dbimage-${img_mb}M-pg$PG_SCALE-$PG_SHARED_BUFFERS-my${my_tables}x$MY_ROWS-$key.img
 	if [ ! -r "$dbimage" ]; then
-		log "building the database image (pgbench scale $PG_SCALE, sysbench $MY_TABLES x $MY_ROWS rows)"
+		log "building the database image (pgbench scale $PG_SCALE, sysbench $my_tables x $MY_ROWS rows)"
 		mkdir -p "$BUILD"
-		rm -f "$BUILD"/pgimage-*.img "$BUILD"/dbimage-*.img
+		rm -f "$BUILD"/pgimage-*.img "$BUILD"/dbimage-*.img*
 		"$HERE/dbimage.sh" "$dbimage" "$img_mb" "$PG_SCALE" \
-			"$PG_SHARED_BUFFERS" "$MY_TABLES" "$MY_ROWS" ||
+			"$PG_SHARED_BUFFERS" "$my_tables" "$MY_ROWS" ||
 			die "database image failed"
 	fi
 	;;

@@ -61,7 +61,7 @@
 
 # Guest.
 # Guest RAM holds the RAM disks (origin copy-on-write store up to
-# ORIGIN_MB + 64, pristine database ~530 MiB) besides the system.
+# ORIGIN_MB + 64, pristine database image ~720 MiB) besides the system.
 : "${VM_MEMORY:=3G}"
 : "${VM_CPUS:=2}"
 
@@ -71,14 +71,14 @@
 
 # Phase lengths: workload:warmup:measure in seconds.  seq-read is one pass
 # of the whole device in each phase (the numbers only cap it).  The full
-# run is sized to about 41 minutes on a 2-core host under TCG with 10
+# run is sized to about 73 minutes on a 2-core host under TCG with 10
 # contenders (README.md, "Sizing and time budget"); QUICK=1 runs the two
 # workloads at the heart of TAC, shorter, in under 10.
 if [ "${QUICK:-0}" = 1 ]; then
-	: "${PHASES:=oltp-read:6:8 oltp-write:5:8 scan-pollution:8:10 ods-mix:6:6 seq-read:20:20 seq-over-hot-read:15:20 seq-over-hot-write:15:20 uniform-random:3:5 pgbench:5:10 sysbench:5:10}"
+	: "${PHASES:=oltp-read:6:8 oltp-write:5:8 scan-pollution:8:10 ods-mix:6:6 seq-read:20:20 seq-over-hot-read:15:20 seq-over-hot-write:15:20 uniform-random:3:5 pgbench:5:10 sysbench:20:40}"
 	: "${WORKLOADS:=oltp-read scan-pollution}"
 else
-	: "${PHASES:=oltp-read:18:15 oltp-write:10:15 scan-pollution:20:20 ods-mix:12:15 seq-read:30:30 seq-over-hot-read:20:30 seq-over-hot-write:20:30 uniform-random:4:10 pgbench:10:20 sysbench:10:20}"
+	: "${PHASES:=oltp-read:18:15 oltp-write:10:15 scan-pollution:20:20 ods-mix:12:15 seq-read:30:30 seq-over-hot-read:20:30 seq-over-hot-write:20:30 uniform-random:4:10 pgbench:10:20 sysbench:30:60}"
 	: "${WORKLOADS:=oltp-read oltp-write scan-pollution ods-mix seq-read seq-over-hot-read seq-over-hot-write uniform-random pgbench sysbench}"
 fi
 

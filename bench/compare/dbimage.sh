@@ -7,6 +7,9 @@
 #   bench/compare/dbimage.sh IMAGE SIZE_MB PG_SCALE SHARED_BUFFERS \
 #                            MY_TABLES MY_ROWS
 #
+# MY_TABLES 0: no MariaDB database (a run without sysbench cells, on a
+# host without MariaDB).
+#
 # Loading a database inside the VM would take longer than the benchmark
 # under TCG, so it is done natively on the host, into a scratch directory:
 #   pgdata/       initdb and "pgbench -i -s PG_SCALE", clean shutdown;
@@ -42,24 +45,29 @@ die() {
 
 [ "$(id -u)" = 0 ] || die "must run as root (the servers run as users postgres and mysql)"
 id postgres > /dev/null 2>&1 || die "no postgres user (install postgresql)"
-id mysql > /dev/null 2>&1 || die "no mysql user (install mariadb-server)"
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 [ -x "$pgbin/initdb" ] || die "no PostgreSQL server binaries"
-for c in mariadbd mariadb-install-db mariadb-admin mariadb sysbench mkfs.ext4; do
-	command -v $c > /dev/null || [ -x /usr/sbin/$c ] ||
-		die "$c missing (make bench installs mariadb-server, sysbench, e2fsprogs)"
-done
+command -v mkfs.ext4 > /dev/null || die "mkfs.ext4 missing (e2fsprogs)"
+if [ "$my_tables" != 0 ]; then
+	id mysql > /dev/null 2>&1 || die "no mysql user (install mariadb-server)"
+	for c in mariadbd mariadb-install-db mariadb-admin mariadb sysbench; do
+		command -v $c > /dev/null || [ -x /usr/sbin/$c ] ||
+			die "$c missing (make bench installs mariadb-server and sysbench)"
+	done
+fi
 
 work=$(mktemp -d /var/tmp/tac-dbimage.XXXXXX)
+mypid=
 cleanup() {
 	if [ -e "$work/fs/pgdata/postmaster.pid" ]; then
 		runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/fs/pgdata" -m immediate \
 			stop > /dev/null 2>&1 || true
 	fi
-	if [ -e "${mylog:-/nonexistent}/mariadb.pid" ]; then
-		kill -9 "$(cat "$mylog/mariadb.pid")" 2>/dev/null || true
+	if [ -n "$mypid" ]; then
+		kill -9 "$mypid" 2>/dev/null || true
+		wait "$mypid" 2>/dev/null || true
 	fi
-	rm -rf "$work"
+	rm -rf "$work" "$image.tmp"
 }
 trap cleanup EXIT
 chmod 755 "$work"
@@ -100,66 +108,71 @@ runuser -u postgres -- psql -q -h "$work/sock" -p $port -d bench \
 runuser -u postgres -- "$pgbin/pg_ctl" -D "$data" -w -m fast stop > /dev/null
 echo "dbimage: PostgreSQL $(du -sh "$data" | cut -f1) (WAL $(du -sh "$data/pg_wal" | cut -f1))"
 
-# ---- MariaDB: mysql/ and mariadb.cnf
+# ---- MariaDB: mysql/ and mariadb.cnf (with MY_TABLES > 0)
 # The buffer pool is small for the same reason as shared_buffers, and
 # InnoDB reads and writes its data files with O_DIRECT (MariaDB's default
 # on Linux, said here so that it stays so): no page cache hides the disk.
 # Durability as shipped: the redo log is flushed at every commit and
 # pages go through the doublewrite buffer.  Undo logs in their own
 # tablespaces, truncated when purged: in the system tablespace, the
-# load's undo would stay as 60 MiB of dead space in the image.  No buffer pool dump: every
-# cell starts cold, as its cache does.
-my=$work/fs/mysql
-cat > "$work/fs/mariadb.cnf" <<CONF
-[mariadbd]
-datadir = /nonexistent
-skip-networking
-innodb_buffer_pool_size = 16M
-innodb_log_file_size = 48M
-innodb_flush_method = O_DIRECT
-innodb_flush_log_at_trx_commit = 1
-innodb_doublewrite = ON
-innodb_undo_tablespaces = 3
-innodb_undo_log_truncate = ON
-performance_schema = OFF
-innodb_buffer_pool_dump_at_shutdown = OFF
-innodb_buffer_pool_load_at_startup = OFF
-skip-log-bin
-max_connections = 32
-CONF
-install -d -o mysql -g mysql -m 755 "$my"
-mylog=$work/mysock
-install -d -o mysql -g mysql -m 755 "$mylog"
-mariadb-install-db --defaults-file="$work/fs/mariadb.cnf" --user=mysql \
-	--datadir="$my" --auth-root-authentication-method=normal \
-	--skip-test-db > "$mylog/install.log" 2>&1 ||
-	{ tail -n 5 "$mylog/install.log" >&2; die "mariadb-install-db failed"; }
-mysock=$mylog/mariadb.sock
-/usr/sbin/mariadbd --defaults-file="$work/fs/mariadb.cnf" --user=mysql \
-	--datadir="$my" --socket="$mysock" --pid-file="$mylog/mariadb.pid" \
-	--log-error="$mylog/mariadb.err" \
-	--innodb-buffer-pool-size=256M > /dev/null 2>&1 &
-for _ in $(seq 120); do
-	[ -e /proc/$! ] || break
-	mariadb-admin --socket="$mysock" -uroot ping > /dev/null 2>&1 && break
-	sleep 1
-done
-mariadb-admin --socket="$mysock" -uroot ping > /dev/null 2>&1 ||
-	{ tail -n 5 "$mylog/mariadb.err" >&2; die "MariaDB did not start"; }
-mariadb --socket="$mysock" -uroot -e "CREATE DATABASE sbtest"
-sysbench oltp_read_write --db-driver=mysql --mysql-socket="$mysock" \
-	--mysql-user=root --mysql-db=sbtest --tables="$my_tables" \
-	--table-size="$my_rows" --threads=2 prepare > "$mylog/prepare.log" 2>&1 ||
-	{ tail -n 5 "$mylog/prepare.log" >&2; die "sysbench prepare failed"; }
-mariadb --socket="$mysock" -uroot -e "SET GLOBAL innodb_fast_shutdown = 0"
-mariadb-admin --socket="$mysock" -uroot shutdown
-for _ in $(seq 300); do
-	[ -e "$mylog/mariadb.pid" ] || break
-	sleep 1
-done
-[ ! -e "$mylog/mariadb.pid" ] || die "MariaDB did not shut down"
-sed -i "s|^datadir = .*|datadir = /nonexistent|" "$work/fs/mariadb.cnf"
-echo "dbimage: MariaDB $(du -sh "$my" | cut -f1)"
+# load's undo would stay as 60 MiB of dead space in the image.  No buffer
+# pool dump: every cell starts cold, as its cache does.
+mariadb_load() {
+	my=$work/fs/mysql
+	cat > "$work/fs/mariadb.cnf" <<-CONF
+	[mariadbd]
+	datadir = /nonexistent
+	skip-networking
+	innodb_buffer_pool_size = 16M
+	innodb_log_file_size = 48M
+	innodb_flush_method = O_DIRECT
+	innodb_flush_log_at_trx_commit = 1
+	innodb_doublewrite = ON
+	innodb_undo_tablespaces = 3
+	innodb_undo_log_truncate = ON
+	performance_schema = OFF
+	innodb_buffer_pool_dump_at_shutdown = OFF
+	innodb_buffer_pool_load_at_startup = OFF
+	skip-log-bin
+	max_connections = 32
+	CONF
+	install -d -o mysql -g mysql -m 755 "$my"
+	mylog=$work/mysock
+	install -d -o mysql -g mysql -m 755 "$mylog"
+	mariadb-install-db --defaults-file="$work/fs/mariadb.cnf" --user=mysql \
+		--datadir="$my" --auth-root-authentication-method=normal \
+		--skip-test-db > "$mylog/install.log" 2>&1 ||
+		{ tail -n 5 "$mylog/install.log" >&2; die "mariadb-install-db failed"; }
+	mysock=$mylog/mariadb.sock
+	/usr/sbin/mariadbd --defaults-file="$work/fs/mariadb.cnf" --user=mysql \
+		--datadir="$my" --socket="$mysock" --pid-file="$mylog/mariadb.pid" \
+		--log-error="$mylog/mariadb.err" \
+		--innodb-buffer-pool-size=256M > /dev/null 2>&1 &
+	mypid=$!
+	for _ in $(seq 120); do
+		[ -e /proc/$mypid ] || break
+		mariadb-admin --socket="$mysock" -uroot ping > /dev/null 2>&1 && break
+		sleep 1
+	done
+	mariadb-admin --socket="$mysock" -uroot ping > /dev/null 2>&1 ||
+		{ tail -n 5 "$mylog/mariadb.err" >&2; die "MariaDB did not start"; }
+	mariadb --socket="$mysock" -uroot -e "CREATE DATABASE sbtest"
+	sysbench oltp_read_write --db-driver=mysql --mysql-socket="$mysock" \
+		--mysql-user=root --mysql-db=sbtest --tables="$my_tables" \
+		--table-size="$my_rows" --threads=2 prepare > "$mylog/prepare.log" 2>&1 ||
+		{ tail -n 5 "$mylog/prepare.log" >&2; die "sysbench prepare failed"; }
+	mariadb --socket="$mysock" -uroot -e "SET GLOBAL innodb_fast_shutdown = 0"
+	kill -TERM $mypid	# a normal shutdown
+	for _ in $(seq 300); do
+		[ -e /proc/$mypid ] || break
+		sleep 1
+	done
+	[ ! -e /proc/$mypid ] || die "MariaDB did not shut down in 300 s"
+	wait $mypid || die "MariaDB's shutdown failed ($(tail -n 1 "$mylog/mariadb.err"))"
+	mypid=
+	echo "dbimage: MariaDB $(du -sh "$my" | cut -f1)"
+}
+[ "$my_tables" = 0 ] || mariadb_load
 
 # The databases grow while they run (WAL up to max_wal_size, InnoDB's
 # undo and temporary tablespaces), and mkfs.ext4 -d leaves their zero

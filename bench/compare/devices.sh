@@ -18,7 +18,7 @@
 # Layout, all sizes from config.sh:
 #   origin   /dev/mapper/bench-origin: the HDD model (or its stand-in) over
 #            bench-snap, a transient dm-snapshot of the pristine data
-#            (brd /dev/ram1, loaded once: the pgbench image or zeroes) with
+#            (brd /dev/ram1, loaded once: the database image or zeroes) with
 #            its copy-on-write store on /dev/ram0.  A new snapshot for
 #            every cell is a fresh disk in no time, without copying the
 #            database again: no contender sees another's writes.  The

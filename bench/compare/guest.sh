@@ -314,6 +314,7 @@ my_start() {
 	return 1
 }
 
+# Alive and not a zombie
 my_alive() {
 	local st
 	[ -r /proc/$MY_PID/stat ] || return 1
@@ -341,11 +342,9 @@ stuck_report() {
 my_stop() {
 	local i
 	if [ -n "${MY_PID:-}" ] && [ -e /proc/$MY_PID ]; then
-		# SIGTERM is a normal shutdown; mariadb-admin shutdown would wait
-		# for it without a time limit.
+		# SIGTERM is a normal shutdown (mariadb-admin shutdown would wait
+		# for it up to an hour).
 		kill -TERM "$MY_PID" 2>/dev/null
-		# The server is this shell's child: once it exits it is a zombie
-		# until waited for, so look at its state, not at /proc alone.
 		for ((i = 0; i < 180; i++)); do
 			my_alive || break
 			sleep 1
@@ -354,8 +353,14 @@ my_stop() {
 			stuck_report "$CT/$WL: MariaDB still running 180 s after shutdown" \
 				$MY_PID
 			kill -9 "$MY_PID" 2>/dev/null
+			# In uninterruptible sleep on a stuck device it survives
+			# SIGKILL: give up on it rather than on every later cell.
+			for ((i = 0; i < 30; i++)); do
+				my_alive || break
+				sleep 1
+			done
 		fi
-		wait "$MY_PID" 2>/dev/null
+		my_alive || wait "$MY_PID" 2>/dev/null
 	fi
 	MY_PID=
 	cp $MY_DIR/server.log "$OUT/$CT/mariadb.log" 2>/dev/null
@@ -364,15 +369,18 @@ my_stop() {
 	return 0
 }
 
-# sysbench_run SECONDS OUT: one oltp_read_write run, latency percentile
-# 99 over the run
+# sysbench_run SECONDS SEED OUT: one oltp_read_write run, a report every
+# second (report.py counts the transactions of the first SECONDS: the
+# total also counts the ones in flight when time runs out, which take
+# seconds on the disk alone), latency percentile 99 over the run.  The
+# seed is fixed: every contender gets the same sequence.
 sysbench_run() {
-	local t=$1 out=$2
+	local t=$1 seed=$2 out=$3
 	timeout $((t + 300)) sysbench oltp_read_write --db-driver=mysql \
 		--mysql-socket=$MY_SOCK --mysql-user=root --mysql-db=sbtest \
 		--tables="$MY_TABLES" --table-size="$MY_ROWS" \
-		--threads="$MY_CLIENTS" --time="$t" --report-interval=5 \
-		--percentile=99 run > "$out" 2>&1
+		--threads="$MY_CLIENTS" --time="$t" --report-interval=1 \
+		--rand-seed="$seed" --percentile=99 run > "$out" 2>&1
 }
 
 # Warm-up and measured phase are two runs of one server: sysbench's
@@ -392,12 +400,12 @@ sysbench_cell() {
 	sampler_start "$base.samples"
 	if [ "$w" -gt 0 ]; then
 		phase warmup
-		sysbench_run "$w" "$base.warmup.txt" ||
+		sysbench_run "$w" 1 "$base.warmup.txt" ||
 			notes "$CT/sysbench: warm-up failed ($(tail -n 1 "$base.warmup.txt"))"
 	fi
 	phase measure
 	t0=$EPOCHREALTIME
-	if ! sysbench_run "$m" "$base.txt"; then
+	if ! sysbench_run "$m" 2 "$base.txt"; then
 		notes "$CT/sysbench: sysbench failed ($(tail -n 1 "$base.txt"))"
 		r=1
 	fi
