@@ -80,6 +80,7 @@ static const struct hddsim_opt_desc hddsim_opts[HDDSIM_NR_OPTS] = {
  * Status INFO fields, in this order (append only):
  *   requests sequential near seeks reads writes passthrough
  *   busy_us avg_service_us late_us overruns overrun_us credited_us
+ *   failed_flushes
  */
 struct hddsim_stats {
 	u64 requests;		/* bios that moved the head */
@@ -94,6 +95,7 @@ struct hddsim_stats {
 	u64 overruns;		/* backing I/O finished after the model did */
 	u64 overrun_ns;		/* ... by this much in total */
 	u64 credited_ns;	/* timer latency given back (see schedule) */
+	u64 failed_flushes;	/* flushes failed on purpose (fail_flush) */
 };
 
 struct hddsim_c {
@@ -120,6 +122,7 @@ struct hddsim_c {
 	struct hddsim_stats stats;
 
 	struct hrtimer timer;
+	atomic_t fail_flush_in;	/* fail_flush: fail the Nth flush from now */
 	atomic_t inflight;		/* timed bios not yet handed back */
 	wait_queue_head_t drain_wait;
 };
@@ -316,6 +319,19 @@ static int hddsim_map(struct dm_target *ti, struct bio *bio)
 							  bio->bi_iter.bi_sector);
 
 	if (!hddsim_bio_is_timed(bio)) {
+		/*
+		 * A disk whose cache flush fails while its writes succeed (a
+		 * reset between them), for the tests: the flush ends in an
+		 * error, and the writes around it go through.
+		 */
+		if ((bio->bi_opf & REQ_PREFLUSH) && !bio_sectors(bio) &&
+		    atomic_read(&hc->fail_flush_in) > 0 &&
+		    atomic_dec_return(&hc->fail_flush_in) == 0) {
+			spin_lock_irqsave(&hc->lock, flags);
+			hc->stats.failed_flushes++;
+			spin_unlock_irqrestore(&hc->lock, flags);
+			return DM_MAPIO_KILL;
+		}
 		io->state = HDDSIM_IO_PASS;
 		spin_lock_irqsave(&hc->lock, flags);
 		hc->stats.passthrough++;
@@ -578,7 +594,7 @@ static void hddsim_status(struct dm_target *ti, status_type_t type,
 		s = hc->stats;
 		spin_unlock_irq(&hc->lock);
 
-		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
 		       s.requests, s.sequential, s.near, s.seeks, s.reads,
 		       s.writes, s.passthrough,
 		       div_u64(s.busy_ns, NSEC_PER_USEC),
@@ -586,7 +602,8 @@ static void hddsim_status(struct dm_target *ti, status_type_t type,
 					      s.requests * NSEC_PER_USEC) : 0,
 		       div_u64(s.late_ns, NSEC_PER_USEC), s.overruns,
 		       div_u64(s.overrun_ns, NSEC_PER_USEC),
-		       div_u64(s.credited_ns, NSEC_PER_USEC));
+		       div_u64(s.credited_ns, NSEC_PER_USEC),
+		       s.failed_flushes);
 		break;
 
 	case STATUSTYPE_TABLE:
@@ -625,8 +642,19 @@ static int hddsim_message(struct dm_target *ti, unsigned int argc,
 {
 	struct hddsim_c *hc = ti->private;
 
+	unsigned int n;
+
 	if (!strcasecmp(argv[0], "reset_stats"))
 		return hddsim_reset_stats(hc, argc);
+	/* fail_flush N: the Nth flush from now fails (0: none). */
+	if (!strcasecmp(argv[0], "fail_flush")) {
+		if (argc != 2 || kstrtouint(argv[1], 10, &n) || n > INT_MAX) {
+			DMERR("usage: fail_flush <n>");
+			return -EINVAL;
+		}
+		atomic_set(&hc->fail_flush_in, n);
+		return 0;
+	}
 
 	DMERR("unrecognised message \"%s\"", argv[0]);
 	return -EINVAL;
