@@ -325,8 +325,7 @@ static int hddsim_map(struct dm_target *ti, struct bio *bio)
 		 * error, and the writes around it go through.
 		 */
 		if ((bio->bi_opf & REQ_PREFLUSH) && !bio_sectors(bio) &&
-		    atomic_read(&hc->fail_flush_in) > 0 &&
-		    atomic_dec_return(&hc->fail_flush_in) == 0) {
+		    atomic_dec_if_positive(&hc->fail_flush_in) == 0) {
 			spin_lock_irqsave(&hc->lock, flags);
 			hc->stats.failed_flushes++;
 			spin_unlock_irqrestore(&hc->lock, flags);
