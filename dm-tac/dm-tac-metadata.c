@@ -99,8 +99,30 @@ static u32 tac_md_csum(const void *block)
 	return ~tac_crc32c(crc, block + 12, TAC_MD_BLOCK - 12);
 }
 
-static int tac_md_io(struct tac_cache *c, blk_opf_t opf, sector_t sector,
-		     void *buf, unsigned int sectors)
+/*
+ * Writes a commit has in flight at once (tac_write_changed()): each ends
+ * in tac_md_batch_done(); the batch is done when the last one is.
+ */
+struct tac_md_batch {
+	atomic_t pending;		/* writes in flight, + 1 while issuing */
+	int error;
+	struct completion done;
+};
+
+static void tac_md_batch_done(unsigned long error, void *context)
+{
+	struct tac_md_batch *b = context;
+
+	if (error)
+		WRITE_ONCE(b->error, -EIO);
+	if (atomic_dec_and_test(&b->pending))
+		complete(&b->done);
+}
+
+/* Synchronous I/O, or one write of @batch (its result in @batch). */
+static int __tac_md_io(struct tac_cache *c, blk_opf_t opf, sector_t sector,
+		       void *buf, unsigned int sectors,
+		       struct tac_md_batch *batch)
 {
 	struct dm_io_region where = {
 		.bdev = c->cache,
@@ -109,9 +131,11 @@ static int tac_md_io(struct tac_cache *c, blk_opf_t opf, sector_t sector,
 	};
 	struct dm_io_request req = {
 		.bi_opf = opf,
-		.notify.fn = NULL,
+		.notify.fn = batch ? tac_md_batch_done : NULL,
+		.notify.context = batch,
 		.client = c->md.io_client,
 	};
+	int r;
 
 	if (is_vmalloc_addr(buf)) {
 		req.mem.type = DM_IO_VMA;
@@ -120,7 +144,26 @@ static int tac_md_io(struct tac_cache *c, blk_opf_t opf, sector_t sector,
 		req.mem.type = DM_IO_KMEM;
 		req.mem.ptr.addr = buf;
 	}
-	return dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT);
+	if (batch)
+		atomic_inc(&batch->pending);
+	r = dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT);
+	if (r && batch) {
+		/*
+		 * Refused before it was issued (dm-io could not describe the
+		 * memory): no completion will come.  An asynchronous dm_io()
+		 * that calls back and fails too is only a read of several
+		 * regions.
+		 */
+		WRITE_ONCE(batch->error, r);
+		atomic_dec(&batch->pending);
+	}
+	return r;
+}
+
+static int tac_md_io(struct tac_cache *c, blk_opf_t opf, sector_t sector,
+		     void *buf, unsigned int sectors)
+{
+	return __tac_md_io(c, opf, sector, buf, sectors, NULL);
 }
 
 static bool tac_zeroed(const void *buf, size_t len)
@@ -202,7 +245,26 @@ static void tac_sb_fill(struct tac_cache *c, struct tac_disk_sb *sb,
 	sb->extent_blocks = cpu_to_le32(c->md.extent_blocks);
 	sb->mode = cpu_to_le32(c->mode);
 	memcpy(sb->uuid, &c->md.uuid, sizeof(sb->uuid));
-	sb->csum = cpu_to_le32(tac_md_csum(sb));
+}
+
+/*
+ * Whether superblock @a says anything @b does not: any field but the
+ * sequence, the checksum and how many dirty blocks there are (only
+ * whether there are any counts: it decides what a damaged map means).
+ */
+static bool tac_sb_news(const struct tac_disk_sb *a,
+			const struct tac_disk_sb *b)
+{
+	size_t flags = offsetof(struct tac_disk_sb, flags);
+	size_t nr_dirty = offsetof(struct tac_disk_sb, nr_dirty);
+	size_t uuid = offsetof(struct tac_disk_sb, uuid);
+
+	return a->magic != b->magic || a->version != b->version ||
+	       memcmp((const u8 *)a + flags, (const u8 *)b + flags,
+		      nr_dirty - flags) ||
+	       !a->nr_dirty != !b->nr_dirty ||
+	       memcmp((const u8 *)a + uuid, (const u8 *)b + uuid,
+		      TAC_MD_BLOCK - uuid);
 }
 
 /*
@@ -212,7 +274,8 @@ static void tac_sb_fill(struct tac_cache *c, struct tac_disk_sb *sb,
  * known to be good, and only a write known to have landed may replace it.
  *
  * First a flush of its own, which makes everything written before it
- * durable (the map pages of a commit), not REQ_PREFLUSH on the write:
+ * durable (a save's temperature pages, format's and a load's empty map
+ * pages, and a commit's data), not REQ_PREFLUSH on the write:
  * over a cache device that is itself a dm device (dm-linear, dm-crypt),
  * dm runs a write's REQ_PREFLUSH as an empty flush, then the write, and
  * ends the bio with the write's status alone: a failed flush would go
@@ -226,6 +289,8 @@ static int tac_sb_write(struct tac_cache *c, bool clean)
 	lockdep_assert_held(&c->md.lock);
 	c->md.seq++;
 	tac_sb_fill(c, c->md.buf, clean);
+	((struct tac_disk_sb *)c->md.buf)->csum =
+		cpu_to_le32(tac_md_csum(c->md.buf));
 	r = blkdev_issue_flush(c->cache);
 	if (!r)
 		r = tac_md_io(c, REQ_OP_WRITE | REQ_SYNC | REQ_FUA,
@@ -235,8 +300,29 @@ static int tac_sb_write(struct tac_cache *c, bool clean)
 		DMERR("writing the superblock of the cache device failed: %d",
 		      r);
 		c->md.seq--;
+		c->md.sb_known = false;
+	} else {
+		memcpy(c->md.sb_last, c->md.buf, TAC_MD_BLOCK);
+		c->md.sb_known = true;
 	}
 	return r;
+}
+
+/*
+ * Whether a commit must write the superblock: only when it would say
+ * something the last one written does not (tac_sb_news()), or nothing is
+ * known of that one.  Map sectors are valid on their own and carry no
+ * sequence number, so a commit that only changes entries needs none.
+ * The superblock's nr_dirty is then the count at its last write, 0 only
+ * if there were none.  Leaves the superblock filled in md.buf.
+ */
+static bool tac_sb_wanted(struct tac_cache *c, bool clean)
+{
+	lockdep_assert_held(&c->md.lock);
+	if (!c->md.sb_known)
+		return true;
+	tac_sb_fill(c, c->md.buf, clean);
+	return tac_sb_news(c->md.buf, c->md.sb_last);
 }
 
 int tac_md_set_clean(struct tac_cache *c, bool clean)
@@ -576,16 +662,20 @@ static int tac_md_write_temps(struct tac_cache *c, u64 seq)
  * Write the map pages set in @pages (all of them with @all), in chunks:
  * each chunk's entries are captured first, then the cache is flushed so
  * that every write those entries describe is durable, then the chunk is
- * written.  Entries changed after their capture wait for the next commit.
- * Caller holds md.lock (the chunk buffer is c->md.chunk).
+ * written, every page with FUA and all at once.  When it returns 0 the
+ * pages are durable.  Entries changed after their capture wait for the
+ * next commit.  Caller holds md.lock (the chunk buffer is c->md.chunk).
  */
 static int tac_write_changed(struct tac_cache *c, unsigned long *pages,
 			     bool all)
 {
 	u64 n = c->md.geo.map_pages, pg = 0, list[TAC_MD_CHUNK];
+	struct tac_md_batch b;
 	void *buf = c->md.chunk;
 	u32 k, i;
 	int r = 0;
+
+	init_completion(&b.done);
 
 	for (;;) {
 		for (k = 0; k < TAC_MD_CHUNK; k++, pg++) {
@@ -598,19 +688,34 @@ static int tac_write_changed(struct tac_cache *c, unsigned long *pages,
 		}
 		if (!k)
 			break;
+		/*
+		 * The data the entries describe first (filled above, so
+		 * every write they count has completed: it is under this
+		 * flush).  Then the runs of pages all at once, each with
+		 * FUA: durable when it completes, so no flush after them.
+		 */
 		r = blkdev_issue_flush(c->cache);
-		for (i = 0; i < k && !r; ) {
+		if (r)
+			break;
+		atomic_set(&b.pending, 1);
+		b.error = 0;
+		reinit_completion(&b.done);
+		for (i = 0; i < k; ) {
 			u32 run = 1;
 
 			while (i + run < k && list[i + run] == list[i] + run)
 				run++;
-			r = tac_md_io(c, REQ_OP_WRITE | REQ_SYNC,
-				      c->md.geo.map_start +
-				      list[i] * TAC_MD_SECTORS,
-				      buf + i * TAC_MD_BLOCK,
-				      run * TAC_MD_SECTORS);
+			if (__tac_md_io(c, REQ_OP_WRITE | REQ_SYNC | REQ_FUA,
+					c->md.geo.map_start +
+					list[i] * TAC_MD_SECTORS,
+					buf + i * TAC_MD_BLOCK,
+					run * TAC_MD_SECTORS, &b))
+				break;
 			i += run;
 		}
+		if (!atomic_dec_and_test(&b.pending))
+			wait_for_completion_io(&b.done);
+		r = READ_ONCE(b.error);
 		if (r)
 			break;
 		if (k < TAC_MD_CHUNK)
@@ -630,8 +735,10 @@ static void tac_commit_done(struct tac_cache *c, unsigned long *pages)
 }
 
 /*
- * A metadata commit: the map pages changed since the last one, then the
- * superblock (its flush makes them durable first).  When it returns 0,
+ * A metadata commit: the superblock if it has news (tac_sb_wanted()),
+ * then a flush and the map pages changed since the last one (FUA).  Two
+ * round trips to the cache device when the superblock has nothing new
+ * to say.  When it returns 0,
  * every write completed before it started is durable, with the metadata
  * that finds it.  A failure is latched: write-back can no longer promise
  * durability.  May sleep; never allocates.
@@ -648,7 +755,7 @@ int tac_md_commit(struct tac_cache *c)
 {
 	unsigned long *pages = c->md.pages;
 	u64 n = c->md.geo.map_pages;
-	bool any;
+	bool any, sb;
 	int r;
 
 	mutex_lock(&c->md.lock);
@@ -658,14 +765,23 @@ int tac_md_commit(struct tac_cache *c)
 	c->md.nr_dirty = __tac_nr_dirty(c);
 	spin_unlock_irq(&c->lock);
 
+	/*
+	 * The superblock first, when it has news: once dirty blocks may
+	 * exist, it says so before any entry that calls a block dirty is
+	 * durable, so a damaged map is never taken for one without dirty
+	 * data.  (The other way, an entry may still call a block dirty
+	 * under a superblock that says there are none: the cleaner has
+	 * flushed that block's data to the origin, so a cold start loses
+	 * nothing.)  Its flush also stands for the commit's own when no
+	 * page changed.
+	 */
 	any = !bitmap_empty(pages, n);
-	if (any) {
+	sb = tac_sb_wanted(c, c->md.saved);
+	r = sb ? tac_sb_write(c, c->md.saved) : 0;
+	if (!r && any)
 		r = tac_write_changed(c, pages, false);
-		if (!r)
-			r = tac_sb_write(c, c->md.saved);
-	} else {
+	else if (!r && !sb)
 		r = blkdev_issue_flush(c->cache);
-	}
 	c->md.last_commit = jiffies;
 	if (!r && any)
 		tac_commit_done(c, pages);
@@ -1118,7 +1234,8 @@ int tac_md_open(struct tac_cache *c, u32 block_sectors, bool format,
 	c->units = tac_units(block_sectors);
 	c->md.page_blocks = tac_blocks_per_page(c);
 	c->md.buf = kzalloc(TAC_SB_SLOTS * TAC_MD_BLOCK, GFP_KERNEL);
-	if (!c->md.buf) {
+	c->md.sb_last = kzalloc(TAC_MD_BLOCK, GFP_KERNEL);
+	if (!c->md.buf || !c->md.sb_last) {
 		*error = "Cannot allocate the metadata buffer";
 		return -ENOMEM;
 	}
@@ -1159,4 +1276,5 @@ void tac_md_close(struct tac_cache *c)
 	if (c->md.io_client)
 		dm_io_client_destroy(c->md.io_client);
 	kfree(c->md.buf);
+	kfree(c->md.sb_last);
 }

@@ -71,6 +71,8 @@ struct tac_geometry {
 struct tac_md {
 	struct dm_io_client *io_client;
 	void *buf;			/* 8 KiB I/O buffer, under lock */
+	void *sb_last;			/* the last superblock written, */
+	bool sb_known;			/* if this is set (under lock) */
 	void *chunk;			/* TAC_MD_CHUNK pages, under lock */
 	unsigned long *pages;		/* map pages of a commit, under lock */
 	struct mutex lock;

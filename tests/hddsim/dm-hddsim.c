@@ -80,7 +80,7 @@ static const struct hddsim_opt_desc hddsim_opts[HDDSIM_NR_OPTS] = {
  * Status INFO fields, in this order (append only):
  *   requests sequential near seeks reads writes passthrough
  *   busy_us avg_service_us late_us overruns overrun_us credited_us
- *   failed_flushes
+ *   failed_flushes failed_fua
  */
 struct hddsim_stats {
 	u64 requests;		/* bios that moved the head */
@@ -96,6 +96,7 @@ struct hddsim_stats {
 	u64 overrun_ns;		/* ... by this much in total */
 	u64 credited_ns;	/* timer latency given back (see schedule) */
 	u64 failed_flushes;	/* flushes failed on purpose (fail_flush) */
+	u64 failed_fua;		/* FUA writes failed on purpose (fail_fua) */
 };
 
 struct hddsim_c {
@@ -123,6 +124,7 @@ struct hddsim_c {
 
 	struct hrtimer timer;
 	atomic_t fail_flush_in;	/* fail_flush: fail the Nth flush from now */
+	atomic_t fail_fua_in;	/* fail_fua: fail the Nth FUA write from now */
 	atomic_t inflight;		/* timed bios not yet handed back */
 	wait_queue_head_t drain_wait;
 };
@@ -317,6 +319,16 @@ static int hddsim_map(struct dm_target *ti, struct bio *bio)
 	if (bio_sectors(bio))
 		bio->bi_iter.bi_sector = dm_target_offset(ti,
 							  bio->bi_iter.bi_sector);
+
+	/* For the tests: a FUA write that fails while flushes work. */
+	if ((bio->bi_opf & REQ_FUA) && bio_op(bio) == REQ_OP_WRITE &&
+	    bio_sectors(bio) &&
+	    atomic_dec_if_positive(&hc->fail_fua_in) == 0) {
+		spin_lock_irqsave(&hc->lock, flags);
+		hc->stats.failed_fua++;
+		spin_unlock_irqrestore(&hc->lock, flags);
+		return DM_MAPIO_KILL;
+	}
 
 	if (!hddsim_bio_is_timed(bio)) {
 		/*
@@ -593,7 +605,7 @@ static void hddsim_status(struct dm_target *ti, status_type_t type,
 		s = hc->stats;
 		spin_unlock_irq(&hc->lock);
 
-		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
 		       s.requests, s.sequential, s.near, s.seeks, s.reads,
 		       s.writes, s.passthrough,
 		       div_u64(s.busy_ns, NSEC_PER_USEC),
@@ -602,7 +614,7 @@ static void hddsim_status(struct dm_target *ti, status_type_t type,
 		       div_u64(s.late_ns, NSEC_PER_USEC), s.overruns,
 		       div_u64(s.overrun_ns, NSEC_PER_USEC),
 		       div_u64(s.credited_ns, NSEC_PER_USEC),
-		       s.failed_flushes);
+		       s.failed_flushes, s.failed_fua);
 		break;
 
 	case STATUSTYPE_TABLE:
@@ -652,6 +664,15 @@ static int hddsim_message(struct dm_target *ti, unsigned int argc,
 			return -EINVAL;
 		}
 		atomic_set(&hc->fail_flush_in, n);
+		return 0;
+	}
+	/* fail_fua N: the Nth FUA write from now fails (0: none). */
+	if (!strcasecmp(argv[0], "fail_fua")) {
+		if (argc != 2 || kstrtouint(argv[1], 10, &n) || n > INT_MAX) {
+			DMERR("usage: fail_fua <n>");
+			return -EINVAL;
+		}
+		atomic_set(&hc->fail_fua_in, n);
 		return 0;
 	}
 

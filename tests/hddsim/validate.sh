@@ -79,7 +79,7 @@ create() {
 }
 remove() { dmsetup remove hdd 2>/dev/null; }
 table() { dmsetup table hdd | cut -d' ' -f4-; }
-# stats <field>...: INFO fields 1..14 (see README.md), one snapshot
+# stats <field>...: INFO fields 1..15 (see README.md), one snapshot
 stats() {
 	local info
 	info=$(dmsetup status hdd | cut -d' ' -f4-)
@@ -153,12 +153,14 @@ DM=$(basename "$(readlink -f $HDD)")
 expect "reports_rotational" "1" "$(cat /sys/block/$DM/queue/rotational)"
 
 reset
-expect "reset_stats_zeroes_info" "0 0 0 0 0 0 0 0 0 0 0 0 0 0" \
+expect "reset_stats_zeroes_info" "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0" \
 	"$(dmsetup status hdd | cut -d' ' -f4-)"
-expect "info_has_14_fields" "14" \
+expect "info_has_15_fields" "15" \
 	"$(dmsetup status hdd | cut -d' ' -f4- | wc -w)"
 dmsetup message hdd 0 fail_flush 2>/dev/null
 expect "rejects_fail_flush_without_count" "1" "$?"
+dmsetup message hdd 0 fail_fua x 2>/dev/null
+expect "rejects_fail_fua_without_a_count" "1" "$?"
 dmsetup message hdd 0 frobnicate 2>/dev/null
 expect "rejects_unknown_message" "1" "$?"
 dmsetup message hdd 0 reset_stats now 2>/dev/null
