@@ -867,8 +867,11 @@ int tac_md_save(struct tac_cache *c)
 	bitmap_zero(c->md_changed, n);
 	c->md.nr_dirty = __tac_nr_dirty(c);
 	spin_unlock_irq(&c->lock);
+	/* As a commit does (tac_md_commit()): news first, unclean. */
+	r = tac_sb_wanted(c, false) ? tac_sb_write(c, false) : 0;
 	seq = c->md.seq + 1;
-	r = tac_write_changed(c, pages, true);
+	if (!r)
+		r = tac_write_changed(c, pages, true);
 	if (!r) {
 		r = tac_md_write_temps(c, seq);
 		if (r == -ENOMEM) {
@@ -1015,6 +1018,10 @@ int tac_md_load(struct tac_cache *c, bool discard_dirty, char **error)
 		return r;
 	}
 	wipe = false;
+	/* What the map holds, not what the last superblock counted. */
+	spin_lock_irq(&c->lock);
+	c->md.nr_dirty = __tac_nr_dirty(c);
+	spin_unlock_irq(&c->lock);
 	if (c->md.rewrite) {
 		/* The entry skipped must not come back after another crash. */
 		bitmap_fill(c->md.pages, c->md.geo.map_pages);
