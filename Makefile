@@ -166,12 +166,12 @@ bench:
 	@KVER="$(or $(KVER),6.1)" QUICK="$(QUICK)" WORKLOADS="$(WORKLOADS)" \
 		CONTENDERS="$(CONTENDERS)" bench/compare/bench.sh
 
-# The test-only HDD model (tests/hddsim), built per kernel like dm-tac.
-HDDSIM_KO = tests/hddsim/build/$(KREL)/dm-hddsim.ko
+# The test-only HDD model (tests/hddsim), built per kernel like dm-tac:
+# the one way it is built (the tests, make bench, tests/hddsim/run-vm.sh).
 hddsim:
 	@mkdir -p tests/hddsim/build/$(KREL)
 	@cp -p tests/hddsim/dm-hddsim.c tests/hddsim/Kbuild tests/hddsim/build/$(KREL)/
-	$(MAKE) -C $(KDIR) M=$(TOP)/tests/hddsim/build/$(KREL) modules
+	$(MAKE) -C $(KDIR) M=$(TOP)/tests/hddsim/build/$(KREL) modules W=1
 
 # Write-back vs write-through vs the origin alone, write-heavy.
 bench-wb: deps

@@ -151,7 +151,7 @@ vm_run() {
 	fi
 	# shellcheck disable=SC2086
 	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console-$1.log" \
-		--timeout "$SELFTEST_VM_TIMEOUT" $(hddsim_module "$k") \
+		--timeout "$SELFTEST_VM_TIMEOUT" \
 		-- env ${TORTURE_SECONDS:+TORTURE_SECONDS=$TORTURE_SECONDS} \
 		${TACMETA_IMAGES:+TACMETA_IMAGES=$TACMETA_IMAGES} \
 		tests/selftests/run_all.sh -o "$rw/counts" "${x[@]}" \
@@ -168,7 +168,7 @@ vm2_run() {
 	mkdir -p "$rw"
 	# shellcheck disable=SC2086
 	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console2-$k.log" \
-		--timeout "$SELFTEST_VM_TIMEOUT" $(hddsim_module "$k") \
+		--timeout "$SELFTEST_VM_TIMEOUT" \
 		-- env ${TORTURE_SECONDS:+TORTURE_SECONDS=$TORTURE_SECONDS} \
 		tests/selftests/run_all.sh -o "$rw/counts" \
 		${TAC_TEST_TIMEOUT:+-t $TAC_TEST_TIMEOUT} $VM2_TESTS \
@@ -309,17 +309,10 @@ for k in $(printf '%s\n' "${vms[@]%_lane*}" "${vms2[@]}" "${crash_vm[@]}" | tr +
 	   sed -E 's/^[a-z]+:([^:]+).*/\1/' | sort -u); do
 	make -s -C "$top" module KVER="$k" >/dev/null 2>&1 ||
 		broken+=("building dm-tac for $k failed")
-	# The disk model, whose fail_flush the selftests use.
+	# The disk model, which tac_flush_errors.sh loads itself.
 	make -s -C "$top" hddsim KVER="$k" >/dev/null 2>&1 ||
 		broken+=("building dm-hddsim for $k failed")
 done
-
-# hddsim_module KVER: qemu/vm's option loading the disk model, if built
-hddsim_module() {
-	local ko
-	ko=$top/tests/hddsim/build/$(qemu/kernel-release "$1")/dm-hddsim.ko
-	[ ! -r "$ko" ] || echo "--module $ko"
-}
 
 # run_phase TITLE RUN COLLECT ITEM...: RUN every ITEM side by side with
 # the host's cores shared among their VMs, then COLLECT each in order.

@@ -69,16 +69,14 @@ estimate() {
 	echo "$n cells, about $(((s + 59) / 60)) min per kernel"
 }
 
-# dm-hddsim.ko for one kernel release, built out of tree in out/bench.
+# dm-hddsim.ko for one kernel release, built as the tests build it
+# (make hddsim: tests/hddsim/build/<release>/).
 build_hddsim() {
-	local rel=$1 dir=$BUILD/hddsim/$1
+	local rel=$1 log
 	[ -r "$TOP/tests/hddsim/dm-hddsim.c" ] || return 1
-	rm -rf "$dir"
-	mkdir -p "$dir"
-	cp "$TOP"/tests/hddsim/Kbuild "$TOP"/tests/hddsim/*.[ch] "$dir"/ || return 1
-	make -s -C "/usr/src/linux-headers-$rel" M="$dir" modules > "$dir/build.log" 2>&1 ||
-		{ cat "$dir/build.log" >&2; return 1; }
-	echo "$dir/dm-hddsim.ko"
+	log=$(make -s -C "$TOP" hddsim KVER="$rel" 2>&1) ||
+		{ echo "$log" >&2; return 1; }
+	echo "$TOP/tests/hddsim/build/$rel/dm-hddsim.ko"
 }
 
 # Both databases in one image, built when a cell needs either.

@@ -652,27 +652,25 @@ static int hddsim_message(struct dm_target *ti, unsigned int argc,
 			  char **argv, char *result, unsigned int maxlen)
 {
 	struct hddsim_c *hc = ti->private;
-
+	atomic_t *fail = NULL;
 	unsigned int n;
 
 	if (!strcasecmp(argv[0], "reset_stats"))
 		return hddsim_reset_stats(hc, argc);
-	/* fail_flush N: the Nth flush from now fails (0: none). */
-	if (!strcasecmp(argv[0], "fail_flush")) {
+	/*
+	 * fail_flush N, fail_fua N: the Nth empty flush, or write with
+	 * FUA, from now fails (0: none).
+	 */
+	if (!strcasecmp(argv[0], "fail_flush"))
+		fail = &hc->fail_flush_in;
+	else if (!strcasecmp(argv[0], "fail_fua"))
+		fail = &hc->fail_fua_in;
+	if (fail) {
 		if (argc != 2 || kstrtouint(argv[1], 10, &n) || n > INT_MAX) {
-			DMERR("usage: fail_flush <n>");
+			DMERR("usage: %s <n>", argv[0]);
 			return -EINVAL;
 		}
-		atomic_set(&hc->fail_flush_in, n);
-		return 0;
-	}
-	/* fail_fua N: the Nth FUA write from now fails (0: none). */
-	if (!strcasecmp(argv[0], "fail_fua")) {
-		if (argc != 2 || kstrtouint(argv[1], 10, &n) || n > INT_MAX) {
-			DMERR("usage: fail_fua <n>");
-			return -EINVAL;
-		}
-		atomic_set(&hc->fail_fua_in, n);
+		atomic_set(fail, n);
 		return 0;
 	}
 
