@@ -107,6 +107,9 @@ for part in "$@"; do
 		verdict "power cut on $kver, stack $stack" "$rc" "$(expect_for "$stack")" \
 			"${line:-no summary}; $(grep -E '^powercut: [0-9]+ boots' "$log")"
 		grep -m 3 -A 2 '^powercut: cycle [0-9]*: violations' "$log" | sed 's/^/#   /'
+		# a boot that failed: why, and what a hung guest waited on
+		grep -E -A 140 '^powercut: (boot [0-9]+|final boot) failed' "$log" |
+			head -n 150 | sed 's/^/#   /'
 		kernel_reports "$out/powercut-$kver-$stack"/vm.*.log
 		;;
 	fuzz)

@@ -14,6 +14,7 @@
 #   result.N             pass | violations K | early | error RC | stack-failed
 #   verify.N.log         the verifier's report on cycle N's journal
 #   stack.N.err          why stack_up failed, if it did
+#   watchdog.N           what a boot that hung waited on (see watchdog())
 
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,6 +29,34 @@ result() {
 	echo "$1" >"$rw/result.$prev.tmp" && mv "$rw/result.$prev.tmp" "$rw/result.$prev"
 	sync
 }
+
+# A hang's witness.  A boot is cut seconds after its writer starts; one
+# still running after WATCHDOG_S (90) seconds is stuck.  From then on,
+# every 30 s, $rw/watchdog.<cycle> gets what each disk has in flight and
+# has completed (/sys/block/*/inflight and stat: a virtual disk that
+# holds requests and completes none is the VM's doing, not the stack's),
+# dm-tac's status, and the kernel stacks of the tasks in D state.  Not on
+# the console: a call trace there counts as a kernel report.
+watchdog() {
+	local d p
+	sleep "${WATCHDOG_S:-90}"
+	while :; do
+		echo "watchdog: at $(cut -d' ' -f1 /proc/uptime)s"
+		for d in /sys/block/vd* /sys/block/dm-*; do
+			[ -e "$d/inflight" ] || continue
+			echo "watchdog: ${d##*/}$(sed 's/^/ /' "$d/dm/name" 2>/dev/null) inflight $(cat "$d/inflight") stat $(cat "$d/stat")"
+		done
+		dmsetup status crash_tac 2>&1 | sed 's/^/watchdog: /'
+		for p in /proc/[0-9]*; do
+			grep -q '^State:.D' "$p/status" 2>/dev/null || continue
+			echo "watchdog: D: ${p#/proc/} $(cat "$p/comm" 2>/dev/null)"
+			sed 's/^/watchdog:    /' "$p/stack" 2>/dev/null
+		done
+		sync "$rw" 2>/dev/null
+		sleep 30
+	done >>"$rw/watchdog.$cycle" 2>&1
+}
+watchdog &
 
 echo "guest: cycle $cycle, stack $stack, up at $(cut -d' ' -f1 /proc/uptime)s"
 if ! dev=$(stack_up /dev/vda /dev/vdb 2>"$rw/stack.$cycle.err"); then

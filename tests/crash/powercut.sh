@@ -83,6 +83,18 @@ judge() {
 	esac
 }
 
+# watchdog_report N: what boot N's guest saw while it hung, if it hung
+# (powercut-guest.sh's watchdog): its first and last samples
+watchdog_report() {
+	local f=$rw/watchdog.$1
+	[ -s "$f" ] || return 0
+	echo "powercut: boot $1 hung; the guest's watchdog ($f):"
+	awk '/^watchdog: at /{n++} n==1' "$f" | sed 's/^/    /' | head -n 60
+	echo "    ... last sample:"
+	awk '/^watchdog: at /{n++; b=""} {b=b $0 "\n"} END {printf "%s", b}' "$f" |
+		sed 's/^/    /' | head -n 60
+}
+
 boot() {
 	local cycle=$1 mode=$2 kill=$3 t0 t1 rc args=()
 	[ -z "$kill" ] || args=(--kill-when "$rw/ready.$cycle" --kill-after "$kill")
@@ -118,9 +130,16 @@ while [ "$cuts" -lt "$CYCLES" ] && [ "$cycle" -le "$max_boots" ]; do
 	fi
 	verdict=-
 	[ "$cycle" -eq 1 ] || judge $((cycle - 1))
-	if [ -e "$out/rw/status.$cycle" ] || [ "$rc" -ne 0 ]; then
+	# The host cuts a boot whose writer never got ready only at the
+	# timeout: that boot hung.
+	hung=0
+	[ -n "$ready_at" ] ||
+		[ "$(echo "$boot_time >= ${VM_TIMEOUT:-600}" | bc)" = 0 ] || hung=1
+	if [ -e "$out/rw/status.$cycle" ] || [ "$rc" -ne 0 ] || [ "$hung" = 1 ]; then
+		[ "$hung" = 0 ] || echo "powercut: boot $cycle hung: no writer ready after ${boot_time}s"
 		echo "powercut: boot $cycle failed (exit $rc, $(cat "$rw/status.$cycle" 2>/dev/null)); guest output:"
 		sed 's/^/    /' "$out/vm.$cycle.log" | tail -n 15
+		watchdog_report "$cycle"
 		errors=$((errors + 1))
 		break
 	fi
@@ -152,6 +171,7 @@ if [ "$errors" -eq 0 ]; then
 	if [ "$rc" -ne 0 ]; then
 		echo "powercut: final boot failed (exit $rc)"
 		sed 's/^/    /' "$out/vm.$cycle.log" | tail -n 15
+		watchdog_report "$cycle"
 		errors=$((errors + 1))
 	fi
 fi
