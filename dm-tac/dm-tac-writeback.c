@@ -327,7 +327,7 @@ static int tac_clean_batch(struct tac_cache *c)
 	u32 n = 0, m, i, j, wanted, next = 0, cleaned = 0, writes = 0;
 	u32 nr_runs;
 	tac_oblock_t ob;
-	bool dirty;
+	bool dirty, flush_failed = false;
 
 	spin_lock_irq(&c->lock);
 	/*
@@ -370,14 +370,21 @@ static int tac_clean_batch(struct tac_cache *c)
 		writes += tac_clean_runs(c, cl->runs, nr_runs);
 	}
 
-	/* The origin's copies must be durable before anything says clean. */
+	/*
+	 * The origin's copies must be durable before anything says clean.
+	 * A failed flush fails the batch's writes as a failed write does:
+	 * a 'flush' waiting for them returns rather than wait for ever.
+	 */
 	if (writes && blkdev_issue_flush(c->origin)) {
-		DMERR_LIMIT("flushing the origin after write-back failed");
+		DMERR_LIMIT("flushing the origin after write-back failed: kept dirty");
 		for (i = 0; i < n; i++)
 			cl->blk[i].ok = false;
+		flush_failed = true;
 	}
 
 	spin_lock_irq(&c->lock);
+	if (flush_failed)
+		c->clean_failed++;
 	for (i = 0; i < n; i++) {
 		struct tac_clean_blk *b = &cl->blk[i];
 
@@ -546,8 +553,8 @@ void tac_wb_stop(struct tac_cache *c)
  * Returns 0 when nothing is dirty, -EINTR if a signal came first (the
  * cleaning goes on), -EBUSY if the device is suspended with dirty
  * blocks left (they are written back after resume), -EIO if the
- * cache failed or an origin write of the cleaner failed with dirty blocks
- * left (the cleaner keeps trying; the message returns rather than hold
+ * cache failed or an origin write of the cleaner, or the origin flush
+ * after them, failed with dirty blocks left (the cleaner keeps trying; the message returns rather than hold
  * the table while the origin fails).
  */
 int tac_wb_flush(struct tac_cache *c)

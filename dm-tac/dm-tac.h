@@ -300,7 +300,8 @@ struct tac_cache {
 	u32 *wtrack;			/* origin writes in flight, hashed */
 	struct bio_list parked[TAC_PARK_SIZE];	/* bios waiting for a block */
 	u32 errors;			/* cache errors since health was ok */
-	u64 clean_failed;		/* origin writes of the cleaner failed */
+	u64 clean_failed;		/* origin writes of the cleaner, or
+					 * flushes after them, failed */
 	u32 cache_inflight;		/* cache I/Os in flight */
 	u32 bg_inflight;		/* fills not tied to a user bio */
 	struct tac_counters n;

@@ -124,6 +124,7 @@ struct hddsim_c {
 
 	struct hrtimer timer;
 	atomic_t fail_flush_in;	/* fail_flush: fail the Nth flush from now */
+	atomic_t fail_flushes;	/* fail_flushes on: fail every flush */
 	atomic_t fail_fua_in;	/* fail_fua: fail the Nth FUA write from now */
 	atomic_t inflight;		/* timed bios not yet handed back */
 	wait_queue_head_t drain_wait;
@@ -337,7 +338,8 @@ static int hddsim_map(struct dm_target *ti, struct bio *bio)
 		 * error, and the writes around it go through.
 		 */
 		if ((bio->bi_opf & REQ_PREFLUSH) && !bio_sectors(bio) &&
-		    atomic_dec_if_positive(&hc->fail_flush_in) == 0) {
+		    (atomic_read(&hc->fail_flushes) ||
+		     atomic_dec_if_positive(&hc->fail_flush_in) == 0)) {
 			spin_lock_irqsave(&hc->lock, flags);
 			hc->stats.failed_flushes++;
 			spin_unlock_irqrestore(&hc->lock, flags);
@@ -657,6 +659,16 @@ static int hddsim_message(struct dm_target *ti, unsigned int argc,
 
 	if (!strcasecmp(argv[0], "reset_stats"))
 		return hddsim_reset_stats(hc, argc);
+	/* fail_flushes on|off: every empty flush fails, until off. */
+	if (!strcasecmp(argv[0], "fail_flushes")) {
+		if (argc != 2 || (strcasecmp(argv[1], "on") &&
+				  strcasecmp(argv[1], "off"))) {
+			DMERR("usage: fail_flushes on|off");
+			return -EINVAL;
+		}
+		atomic_set(&hc->fail_flushes, !strcasecmp(argv[1], "on"));
+		return 0;
+	}
 	/*
 	 * fail_flush N, fail_fua N: the Nth empty flush, or write with
 	 * FUA, from now fails (0: none).

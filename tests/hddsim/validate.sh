@@ -161,6 +161,8 @@ dmsetup message hdd 0 fail_flush 2>/dev/null
 expect "rejects_fail_flush_without_count" "1" "$?"
 dmsetup message hdd 0 fail_fua x 2>/dev/null
 expect "rejects_fail_fua_without_a_count" "1" "$?"
+dmsetup message hdd 0 fail_flushes maybe 2>/dev/null
+expect "rejects_fail_flushes_neither_on_nor_off" "1" "$?"
 dmsetup message hdd 0 frobnicate 2>/dev/null
 expect "rejects_unknown_message" "1" "$?"
 dmsetup message hdd 0 reset_stats now 2>/dev/null

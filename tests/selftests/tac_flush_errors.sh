@@ -181,4 +181,32 @@ check_eq "...whose superblock landed first" $((seq + 1)) \
 	"$(sb_field "$cache" seq)"
 check_eq "...saying there are dirty blocks" 1 "$(sb_field "$cache" nr_dirty)"
 
+# 6. The origin's flush after the cleaner's writes fails, and goes on
+# failing: the 'flush' message returns an error, as it does when those
+# writes fail, and the block stays dirty.  (Before: the cleaner retried
+# every 100 ms and the message waited for ever, and so would a suspend
+# behind it.)
+dm_remove tacfl
+dmsetup create tacfo --table "0 $(sectors "$origin") hddsim $origin 12 seek_track_us 0 seek_avg_us 0 seek_full_us 0 rpm 100000 rate_mb_s 100000 overhead_us 0" ||
+	tap_fail "an hddsim origin" "create failed"
+at_exit "dm_remove tacfo"
+if tac_create tacfl /dev/mapper/tacfo "$cache" 8 mode writeback \
+	dirty_adapt off dirty_threshold 100 clean_idle_ms 3600000 \
+	commit_interval 3600000 format; then
+	write_block 5
+	dmsetup message tacfo 0 fail_flushes on
+	timeout 60 dmsetup message tacfl 0 flush 2>/dev/null
+	check_eq "a flush message whose origin flushes fail returns an error (1), not after the 60 s timeout (124)" \
+		1 "$?"
+	check_eq "...the block stays dirty" 1 "$(tac_stat tacfl dirty_blocks)"
+	check_eq "...and reads back as written" same "$(read_back 5)"
+	dmsetup message tacfo 0 fail_flushes off
+	timeout 60 dmsetup message tacfl 0 flush 2>/dev/null
+	check_eq "once the origin's flushes work again, a flush message succeeds" \
+		0 "$?"
+	check_eq "...and nothing is dirty" 0 "$(tac_stat tacfl dirty_blocks)"
+else
+	tap_fail "dm-tac over an hddsim origin" "create failed"
+fi
+
 tap_done
