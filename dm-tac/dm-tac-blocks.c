@@ -3,7 +3,12 @@
  * dm-tac coherence: who may touch a block's data and its mapping, and
  * when.  The I/O path (dm-tac-io.c), the cleaner (dm-tac-writeback.c) and
  * the metadata commits (dm-tac-metadata.c) change block state only
- * through the functions here, all under c->lock.
+ * through the functions here, all under c->lock, with one exception: a
+ * read hit lets go of its block in its completion without the lock
+ * (tac_unshare_fast()), when that changes nothing but the readers'
+ * count.  So every change of a block's state word is one atomic update
+ * (__cb_update()), and under the lock the count of readers can only go
+ * down behind the holder's back, never up: readers come only under it.
  *
  * The rule
  * ========
@@ -15,7 +20,13 @@
  * ========================================
  *   readers      shared holders: read hits, stream reads laying a dirty
  *                block over the origin's data (Overlays in dm-tac-io.c),
- *                and the cleaner reading it
+ *                and the cleaner reading it.  Not holds in the policy's
+ *                sense: a clean block being read may be chosen as a
+ *                victim, and then leaves the cache rather than take new
+ *                data under its readers (__tac_reserve()).  A bio that
+ *                parks because of readers alone rechecks once WAITERS is
+ *                set (__tac_park()): the last reader may have let go
+ *                without the lock just before.
  *   WRITER       the one exclusive holder: a user write being copied to
  *                the cache (write-back, or a write-through write of a
  *                cached block); excludes readers and other writers
@@ -123,33 +134,63 @@ void tac_blocks_exit(struct tac_cache *c)
 }
 
 /*
- * A block is held (never an eviction victim) while anything refers to its
- * data, and while its on-disk entry may say dirty: reusing it then could
- * make a crash recover another block's data as this one's.  Dirty blocks
- * themselves the policy never evicts.
+ * A block is held (never an eviction victim) while a write or a fill
+ * changes its data, while the cleaner's origin write of it is in flight,
+ * and while its on-disk entry may say dirty: reusing it then could make a
+ * crash recover another block's data as this one's.  Dirty blocks
+ * themselves the policy never evicts.  Readers do not hold a block in
+ * the policy (a hit lets go without the lock, tac_unshare_fast()): a
+ * victim that still has readers leaves the cache instead of taking new
+ * data (__tac_reserve()).
  */
 static void __update_hold(struct tac_cache *c, u32 cb)
 {
-	u16 st = c->cb_state[cb];
+	u16 st = tac_cb(c, cb);
 
 	if (st & CB_DOOMED)
 		return;
 	tac_policy_hold(c->policy, to_cblock(cb),
-			st & (CB_READERS | CB_WRITER | CB_PENDING |
-			      CB_CLEANER_IO | CB_DISK_DIRTY));
+			st & (CB_WRITER | CB_PENDING | CB_CLEANER_IO |
+			      CB_DISK_DIRTY));
+}
+
+/*
+ * One atomic change of @cb's state: clear @clear, set @set.  Under
+ * c->lock, but a reader may take one off the count at the same time
+ * (tac_unshare_fast()).  Returns the new state.
+ */
+static u16 __cb_update(struct tac_cache *c, u32 cb, u16 clear, u16 set)
+{
+	u16 old = READ_ONCE(c->cb_state[cb]), new;
+
+	do {
+		new = (old & ~clear) | set;
+	} while (!try_cmpxchg(&c->cb_state[cb], &old, new));
+	return new;
+}
+
+/* One reader more (+1) or fewer (-1); the caller checked the count. */
+static u16 __cb_readers(struct tac_cache *c, u32 cb, int delta)
+{
+	u16 old = READ_ONCE(c->cb_state[cb]);
+
+	while (!try_cmpxchg(&c->cb_state[cb], &old, old + delta))
+		;
+	return old + delta;
 }
 
 /* A doomed block's space goes back when nothing refers to it any more. */
 static void __maybe_free(struct tac_cache *c, u32 cb)
 {
-	u16 st = c->cb_state[cb];
+	u16 st = tac_cb(c, cb);
 
 	if (!(st & CB_DOOMED) ||
 	    (st & (CB_READERS | CB_WRITER | CB_PENDING | CB_CLEANER_IO |
 		   CB_DISK_DIRTY | CB_WAITERS)))
 		return;
 	tac_policy_release(c->policy, to_cblock(cb));
-	c->cb_state[cb] = 0;
+	/* DOOMED: no reader lets go of it without the lock. */
+	WRITE_ONCE(c->cb_state[cb], 0);
 }
 
 /*
@@ -166,7 +207,7 @@ enum tac_lookup __tac_lookup(struct tac_cache *c, u64 oblock, u32 *cb,
 	    tac_policy_lookup(c->policy, to_oblock(oblock), &cblock, use))
 		return LK_NONE;
 	*cb = from_cblock(cblock);
-	return (c->cb_state[*cb] & CB_PENDING) ? LK_PENDING : LK_VALID;
+	return (tac_cb(c, *cb) & CB_PENDING) ? LK_PENDING : LK_VALID;
 }
 
 bool __tac_is_dirty(struct tac_cache *c, u32 cb)
@@ -181,14 +222,13 @@ bool __tac_is_dirty(struct tac_cache *c, u32 cb)
 /* Take @cb shared (a reader); false if the caller must park instead. */
 bool __tac_try_share(struct tac_cache *c, u32 cb)
 {
-	u16 st = c->cb_state[cb];
+	u16 st = tac_cb(c, cb);
 
 	if ((st & (CB_WRITER | CB_PENDING | CB_DOOMED | CB_WAITERS)) ||
 	    (st & CB_READERS) == CB_READERS)
 		return false;
-	c->cb_state[cb]++;
-	c->cache_inflight++;
-	__update_hold(c, cb);
+	__cb_readers(c, cb, 1);
+	atomic_inc(&c->cache_inflight);
 	return true;
 }
 
@@ -198,13 +238,14 @@ bool __tac_try_share(struct tac_cache *c, u32 cb)
  */
 bool __tac_try_own(struct tac_cache *c, u32 cb)
 {
-	u16 st = c->cb_state[cb];
+	u16 st = tac_cb(c, cb);
 
+	/* No reader: none can come or go outside the lock now. */
 	if (st & (CB_READERS | CB_WRITER | CB_PENDING | CB_DOOMED |
 		  CB_WAITERS))
 		return false;
-	c->cb_state[cb] = (st | CB_WRITER) & ~CB_CLEANING;
-	c->cache_inflight++;
+	__cb_update(c, cb, CB_CLEANING, CB_WRITER);
+	atomic_inc(&c->cache_inflight);
 	__update_hold(c, cb);
 	return true;
 }
@@ -216,7 +257,7 @@ bool __tac_try_own(struct tac_cache *c, u32 cb)
  */
 bool __tac_cache_writable(struct tac_cache *c, u32 cb, bool dirty)
 {
-	return dirty || !(c->cb_state[cb] & CB_DISK_DIRTY);
+	return dirty || !(tac_cb(c, cb) & CB_DISK_DIRTY);
 }
 
 /*
@@ -226,7 +267,7 @@ bool __tac_cache_writable(struct tac_cache *c, u32 cb, bool dirty)
  */
 bool __tac_wait_cleaner(struct tac_cache *c, u32 cb)
 {
-	u16 st = c->cb_state[cb];
+	u16 st = tac_cb(c, cb);
 
 	return c->mode != TAC_MODE_WRITEBACK &&
 	       ((st & CB_CLEANING) ||
@@ -237,20 +278,20 @@ bool __tac_wait_cleaner(struct tac_cache *c, u32 cb)
 void __tac_make_dirty(struct tac_cache *c, u32 cb)
 {
 	tac_policy_set_dirty(c->policy, to_cblock(cb));
-	c->cb_state[cb] |= CB_FRESH;
+	__cb_update(c, cb, 0, CB_FRESH);
 }
 
 /* The write that owned @cb wrote it: its entry may now say dirty. */
 void __tac_write_done(struct tac_cache *c, u32 cb)
 {
-	c->cb_state[cb] &= ~CB_FRESH;
+	__cb_update(c, cb, CB_FRESH, 0);
 	__tac_md_changed(c, cb);
 }
 
 /* What a commit writes for @cb, mapped and @dirty in core (rule 3). */
 bool __tac_entry_dirty(struct tac_cache *c, u32 cb, bool dirty)
 {
-	return dirty && !(c->cb_state[cb] & CB_FRESH);
+	return dirty && !(tac_cb(c, cb) & CB_FRESH);
 }
 
 static struct bio_list *__park_list(struct tac_cache *c, u32 cb)
@@ -258,15 +299,38 @@ static struct bio_list *__park_list(struct tac_cache *c, u32 cb)
 	return &c->parked[hash_32(cb, TAC_PARK_BITS)];
 }
 
-/* @bio waits for @cb; the worker re-routes it when the holders let go. */
-void __tac_park(struct tac_cache *c, u32 cb, struct bio *bio)
+static void __wake(struct tac_cache *c, u32 cb);
+
+/*
+ * Did readers alone keep a bio out of @cb, @mask being the other bits
+ * that would have?  Those change only under the lock: what they are now,
+ * they were when the bio was refused.
+ */
+bool __tac_readers_only(struct tac_cache *c, u32 cb, u16 mask)
+{
+	return !(tac_cb(c, cb) & mask & ~CB_READERS);
+}
+
+/*
+ * @bio waits for @cb; the worker re-routes it when the holders let go.
+ * @for_readers: readers alone kept it out.  A reader may have let go
+ * without the lock (tac_unshare_fast()) after the caller looked and
+ * before WAITERS was set, seeing no one to wake: if none is left once
+ * WAITERS is set, the bio goes on now.  Later readers see WAITERS and
+ * let go under the lock, where the last one wakes it (__released()).
+ */
+void __tac_park(struct tac_cache *c, u32 cb, struct bio *bio,
+		bool for_readers)
 {
 	struct tac_bio *pb = tac_pb(bio);
+	u16 st;
 
 	pb->route = ROUTE_PARKED;
 	pb->park_cb = cb;
 	bio_list_add(__park_list(c, cb), bio);
-	c->cb_state[cb] |= CB_WAITERS;
+	st = __cb_update(c, cb, 0, CB_WAITERS);
+	if (for_readers && !(st & CB_READERS))
+		__wake(c, cb);
 }
 
 void __tac_defer(struct tac_cache *c, struct bio *bio)
@@ -289,7 +353,7 @@ void __tac_wake_all(struct tac_cache *c)
 
 	for (i = 0; i < TAC_PARK_SIZE; i++)
 		while ((bio = bio_list_pop(&c->parked[i]))) {
-			c->cb_state[tac_pb(bio)->park_cb] &= ~CB_WAITERS;
+			__cb_update(c, tac_pb(bio)->park_cb, CB_WAITERS, 0);
 			bio_list_add(&c->deferred, bio);
 			any = true;
 		}
@@ -303,9 +367,9 @@ static void __wake(struct tac_cache *c, u32 cb)
 	struct bio_list *list = __park_list(c, cb), keep;
 	struct bio *bio;
 
-	if (!(c->cb_state[cb] & CB_WAITERS))
+	if (!(tac_cb(c, cb) & CB_WAITERS))
 		return;
-	c->cb_state[cb] &= ~CB_WAITERS;
+	__cb_update(c, cb, CB_WAITERS, 0);
 	bio_list_init(&keep);
 	while ((bio = bio_list_pop(list))) {
 		if (tac_pb(bio)->park_cb == cb)
@@ -320,7 +384,7 @@ static void __wake(struct tac_cache *c, u32 cb)
 /* Whoever may be parked can try again once no reader or writer is left. */
 static void __released(struct tac_cache *c, u32 cb)
 {
-	u16 st = c->cb_state[cb];
+	u16 st = tac_cb(c, cb);
 
 	if (!(st & (CB_READERS | CB_WRITER))) {
 		__wake(c, cb);
@@ -333,19 +397,42 @@ static void __released(struct tac_cache *c, u32 cb)
 
 void __tac_unshare(struct tac_cache *c, u32 cb)
 {
-	if (WARN_ON_ONCE(!(c->cb_state[cb] & CB_READERS)))
+	if (WARN_ON_ONCE(!(tac_cb(c, cb) & CB_READERS)))
 		return;
-	c->cb_state[cb]--;
-	c->cache_inflight--;
+	__cb_readers(c, cb, -1);
+	atomic_dec(&c->cache_inflight);
 	__released(c, cb);
+}
+
+/*
+ * A reader lets go of @cb without c->lock, in a hit's completion: only
+ * when that changes nothing but the count, i.e. no bio waits for the
+ * block (WAITERS), it is not to be freed (DOOMED) and no flush's cleaner
+ * waits for it (CLEAN_WANTED).  Those bits are set under the lock with
+ * an atomic update, so either this update sees them and fails (the
+ * caller then lets go under the lock, __tac_unshare()), or it comes first
+ * and whoever sets them sees the count it left (__tac_park()).  False if
+ * the caller must take the lock.
+ */
+bool tac_unshare_fast(struct tac_cache *c, u32 cb)
+{
+	u16 old = READ_ONCE(c->cb_state[cb]);
+
+	do {
+		if (!(old & CB_READERS) ||
+		    (old & (CB_WAITERS | CB_DOOMED | CB_CLEAN_WANTED)))
+			return false;
+	} while (!try_cmpxchg(&c->cb_state[cb], &old, old - 1));
+	atomic_dec(&c->cache_inflight);
+	return true;
 }
 
 void __tac_disown(struct tac_cache *c, u32 cb)
 {
-	if (WARN_ON_ONCE(!(c->cb_state[cb] & CB_WRITER)))
+	if (WARN_ON_ONCE(!(tac_cb(c, cb) & CB_WRITER)))
 		return;
-	c->cb_state[cb] &= ~CB_WRITER;
-	c->cache_inflight--;
+	__cb_update(c, cb, CB_WRITER, 0);
+	atomic_dec(&c->cache_inflight);
 	__released(c, cb);
 }
 
@@ -376,7 +463,7 @@ static void __want_clean(struct tac_cache *c, u32 cb)
 			return;
 		c->wanted[c->nr_wanted++] = cb;
 	}
-	c->cb_state[cb] |= CB_CLEAN_WANTED;
+	__cb_update(c, cb, 0, CB_CLEAN_WANTED);
 }
 
 /*
@@ -388,7 +475,7 @@ static void __want_clean(struct tac_cache *c, u32 cb)
  */
 bool __tac_clean_start(struct tac_cache *c, u32 cb, u64 oblock)
 {
-	u16 st = c->cb_state[cb];
+	u16 st = tac_cb(c, cb);
 
 	/* CLEANING: taken already in this batch; never twice (rule 5). */
 	if ((st & CB_CLEANING) || !__dirty_for(c, cb, oblock))
@@ -397,29 +484,28 @@ bool __tac_clean_start(struct tac_cache *c, u32 cb, u64 oblock)
 					      CB_DOOMED)) &&
 	    (st & CB_READERS) != CB_READERS) {
 		/* Ahead of the writers parked on it (rule 5). */
-		c->cb_state[cb]++;
-		c->cache_inflight++;
-		__update_hold(c, cb);
+		__cb_readers(c, cb, 1);
+		atomic_inc(&c->cache_inflight);
 	} else if (!__tac_try_share(c, cb)) {
 		if (c->flush_wanted && c->mode != TAC_MODE_WRITEBACK &&
 		    !(st & CB_DOOMED))
 			__want_clean(c, cb);
 		return false;
 	}
-	c->cb_state[cb] = (c->cb_state[cb] | CB_CLEANING) & ~CB_CLEAN_WANTED;
+	__cb_update(c, cb, CB_CLEAN_WANTED, CB_CLEANING);
 	return true;
 }
 
 void __tac_clean_read_done(struct tac_cache *c, u32 cb, bool write)
 {
 	if (write)
-		c->cb_state[cb] |= CB_CLEANER_IO;
+		__cb_update(c, cb, 0, CB_CLEANER_IO);
 	__tac_unshare(c, cb);
 }
 
 void __tac_clean_write_done(struct tac_cache *c, u32 cb)
 {
-	c->cb_state[cb] &= ~CB_CLEANER_IO;
+	__cb_update(c, cb, CB_CLEANER_IO, 0);
 	__released(c, cb);
 }
 
@@ -433,18 +519,19 @@ bool __tac_clean_finish(struct tac_cache *c, u32 cb, u64 oblock, bool ok,
 			const u32 *crc)
 {
 	u32 *want = &c->crc[(u64)cb * c->units];
-	bool cleaning = c->cb_state[cb] & CB_CLEANING;
+	bool cleaning = tac_cb(c, cb) & CB_CLEANING;
 	u32 u;
 
-	c->cb_state[cb] &= ~CB_CLEANING;
+	__cb_update(c, cb, CB_CLEANING, 0);
 	/* Writes that waited for the cleaner to finish may go (see io.c). */
 	__wake(c, cb);
-	if (!ok || !cleaning || (c->cb_state[cb] & CB_DOOMED) ||
+	if (!ok || !cleaning || (tac_cb(c, cb) & CB_DOOMED) ||
 	    !__dirty_for(c, cb, oblock))
 		return false;
+	/* Readers may check these without the lock (tac_end_hit()). */
 	for (u = 0; u < c->units; u++)
 		if (want[u] < TAC_CRC_FULL)
-			want[u] = crc[u];
+			WRITE_ONCE(want[u], crc[u]);
 	__tac_set_clean(c, cb);
 	/* Written back to keep under the split's target (tac-split.c). */
 	if (c->cleaner == CLEANER_THRESHOLD && c->mode == TAC_MODE_WRITEBACK)
@@ -491,8 +578,7 @@ void __tac_invalidate(struct tac_cache *c, u32 cb)
 {
 	tac_policy_unmap(c->policy, to_cblock(cb));
 	c->n.invalidations++;
-	c->cb_state[cb] = (c->cb_state[cb] | CB_DOOMED) &
-			  ~(CB_CLEANING | CB_CLEAN_WANTED);
+	__cb_update(c, cb, CB_CLEANING | CB_CLEAN_WANTED, CB_DOOMED);
 	__tac_md_changed(c, cb);
 	__maybe_free(c, cb);
 }
@@ -500,7 +586,7 @@ void __tac_invalidate(struct tac_cache *c, u32 cb)
 void __tac_set_clean(struct tac_cache *c, u32 cb)
 {
 	tac_policy_clear_dirty(c->policy, to_cblock(cb));
-	c->cb_state[cb] &= ~CB_FRESH;
+	__cb_update(c, cb, CB_FRESH, 0);
 	__tac_md_changed(c, cb);
 }
 
@@ -528,7 +614,7 @@ bool __tac_may_fill(struct tac_cache *c, u64 oblock)
 {
 	return c->health == TAC_OK && oblock < c->nr_oblocks &&
 	       !*__wt(c, oblock) &&
-	       c->cache_inflight < c->tun.max_cache_inflight;
+	       atomic_read(&c->cache_inflight) < c->tun.max_cache_inflight;
 }
 
 /*
@@ -551,8 +637,19 @@ bool __tac_reserve(struct tac_cache *c, u64 oblock, u32 *cb)
 	*cb = from_cblock(cblock);
 	if (r == 1 && c->mode == TAC_MODE_WRITEBACK)	/* a clean block left */
 		tac_split_evicted(&c->split, from_oblock(victim));
-	c->cb_state[*cb] = CB_PENDING;
-	c->cache_inflight++;
+	/*
+	 * A victim still being read (readers are not holds, see
+	 * __update_hold()) cannot take new data under them: it leaves the
+	 * cache, freed when they are done, and @oblock is not admitted.  A
+	 * count of 0 stays 0: readers come only under the lock.
+	 */
+	if (tac_cb(c, *cb) & CB_READERS) {
+		__tac_invalidate(c, *cb);
+		c->n.bypassed++;
+		return false;
+	}
+	WRITE_ONCE(c->cb_state[*cb], CB_PENDING);
+	atomic_inc(&c->cache_inflight);
 	__update_hold(c, *cb);
 	return true;
 }
@@ -560,7 +657,7 @@ bool __tac_reserve(struct tac_cache *c, u64 oblock, u32 *cb)
 /* A reserved block is the first write's: dirty, and owned by it. */
 void __tac_admit_write(struct tac_cache *c, u32 cb)
 {
-	c->cb_state[cb] |= CB_WRITER;
+	__cb_update(c, cb, 0, CB_WRITER);
 	tac_policy_set_dirty(c->policy, to_cblock(cb));
 }
 
@@ -573,9 +670,9 @@ void __tac_admit_write(struct tac_cache *c, u32 cb)
  */
 void __tac_fill_done(struct tac_cache *c, u32 cb, bool ok)
 {
-	c->cb_state[cb] &= ~(CB_PENDING | CB_WRITER | CB_FRESH);
-	c->cache_inflight--;
-	if (ok && !(c->cb_state[cb] & CB_DOOMED) &&
+	__cb_update(c, cb, CB_PENDING | CB_WRITER | CB_FRESH, 0);
+	atomic_dec(&c->cache_inflight);
+	if (ok && !(tac_cb(c, cb) & CB_DOOMED) &&
 	    (c->health == TAC_OK || __tac_is_dirty(c, cb))) {
 		c->n.promotions++;
 		__tac_md_changed(c, cb);
@@ -583,9 +680,9 @@ void __tac_fill_done(struct tac_cache *c, u32 cb, bool ok)
 		return;
 	}
 	c->n.promo_aborts++;
-	if (!(c->cb_state[cb] & CB_DOOMED)) {
+	if (!(tac_cb(c, cb) & CB_DOOMED)) {
 		tac_policy_unmap(c->policy, to_cblock(cb));
-		c->cb_state[cb] |= CB_DOOMED;
+		__cb_update(c, cb, 0, CB_DOOMED);
 	}
 	__released(c, cb);
 }
@@ -597,28 +694,25 @@ void __tac_fill_done(struct tac_cache *c, u32 cb, bool ok)
  */
 void __tac_entry_written(struct tac_cache *c, u32 cb, bool dirty)
 {
-	u16 *st = &c->cb_state[cb];
+	u16 st = tac_cb(c, cb);
 
 	if (dirty) {
-		*st &= ~CB_CLEAN_WRITTEN;
-		if (!(*st & CB_DISK_DIRTY)) {
-			*st |= CB_DISK_DIRTY;
+		__cb_update(c, cb, CB_CLEAN_WRITTEN, CB_DISK_DIRTY);
+		if (!(st & CB_DISK_DIRTY)) {
 			c->disk_dirty++;
 			__update_hold(c, cb);
 		}
-	} else if (*st & CB_DISK_DIRTY) {
-		*st |= CB_CLEAN_WRITTEN;
+	} else if (st & CB_DISK_DIRTY) {
+		__cb_update(c, cb, 0, CB_CLEAN_WRITTEN);
 	}
 }
 
 /* A commit that wrote @cb's entry is durable: release what it freed. */
 void __tac_entry_committed(struct tac_cache *c, u32 cb)
 {
-	u16 *st = &c->cb_state[cb];
-
-	if (!(*st & CB_CLEAN_WRITTEN))
+	if (!(tac_cb(c, cb) & CB_CLEAN_WRITTEN))
 		return;
-	*st &= ~(CB_CLEAN_WRITTEN | CB_DISK_DIRTY);
+	__cb_update(c, cb, CB_CLEAN_WRITTEN | CB_DISK_DIRTY, 0);
 	c->disk_dirty--;
 	__maybe_free(c, cb);
 	__update_hold(c, cb);
@@ -682,7 +776,7 @@ void tac_invalidate_all(struct tac_cache *c)
 
 	for (cb = 0; cb < c->nr_cblocks; cb++) {
 		spin_lock_irq(&c->lock);
-		if (!(c->cb_state[cb] & CB_DOOMED) &&
+		if (!(tac_cb(c, cb) & CB_DOOMED) &&
 		    tac_policy_mapping(c->policy, to_cblock(cb), &ob,
 				       &dirty) && !dirty)
 			__tac_invalidate(c, cb);

@@ -470,15 +470,20 @@ static bool __tac_crcs_unknown(struct tac_cache *c, u32 cb, sector_t start,
 	return true;
 }
 
-/* Do the known checksums of @nr units from @first match @crc? */
-static bool __tac_crcs_match(struct tac_cache *c, u32 cb, u32 first, u32 nr,
-			     const u32 *crc)
+/*
+ * Do the known checksums of @nr units from @first match @crc?  No lock
+ * needed while @cb is held shared: they change only under WRITER or
+ * PENDING (rule 6), apart from the cleaner filling in unknown ones with
+ * those of the very data held (__tac_clean_finish()).
+ */
+static bool tac_crcs_match(struct tac_cache *c, u32 cb, u32 first, u32 nr,
+			   const u32 *crc)
 {
 	const u32 *want = &c->crc[(u64)cb * c->units + first];
 	u32 i;
 
 	for (i = 0; i < nr; i++)
-		if (!tac_crc_ok(want[i], crc[i]))
+		if (!tac_crc_ok(READ_ONCE(want[i]), crc[i]))
 			return false;
 	return true;
 }
@@ -572,7 +577,7 @@ static void tac_fill_write_endio(struct bio *bio)
 	unsigned long flags;
 
 	spin_lock_irqsave(&c->lock, flags);
-	if (ok && !(c->cb_state[f->cblock] & CB_DOOMED))
+	if (ok && !(tac_cb(c, f->cblock) & CB_DOOMED))
 		memcpy(&c->crc[(u64)f->cblock * c->units], f->crc,
 		       c->units * sizeof(*c->crc));
 	__tac_fill_done(c, f->cblock, ok);
@@ -802,19 +807,20 @@ static void tac_verify_endio(struct bio *copy)
 		tac_bio_crcs(c, copy, tac_all(copy, 0), nr, crc);
 	spin_lock_irqsave(&c->lock, flags);
 	if (!status)
-		good = __tac_crcs_match(c, pb->cblock, first, nr, crc);
+		good = tac_crcs_match(c, pb->cblock, first, nr, crc);
 	if (good) {
 		u32 *have = &c->crc[(u64)pb->cblock * c->units + first];
 
+		/* Hits compare them without the lock (tac_crcs_match()). */
 		for (i = 0; i < nr; i++)
 			if (have[i] < TAC_CRC_FULL)
-				have[i] = crc[i];
+				WRITE_ONCE(have[i], crc[i]);
 	} else if (__tac_is_dirty(c, pb->cblock)) {
 		__tac_fail(c, status ? "a dirty block could not be read" :
 			   "a dirty block failed its checksum");
 		status = BLK_STS_IOERR;
 	} else {
-		if (!(c->cb_state[pb->cblock] & CB_DOOMED))
+		if (!(tac_cb(c, pb->cblock) & CB_DOOMED))
 			__tac_invalidate(c, pb->cblock);
 		__tac_cache_error(c, status ? "read" : "checksum");
 		retry = true;
@@ -1011,7 +1017,10 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 				/* The only copy is being written: wait. */
 				__tac_first_block_only(ti, c, bio);
 				pb->next = PARKED_READ;
-				__tac_park(c, cb, bio);
+				__tac_park(c, cb, bio,
+					   __tac_readers_only(c, cb, CB_WRITER |
+						CB_PENDING | CB_DOOMED |
+						CB_WAITERS));
 				spin_unlock_irq(&c->lock);
 				return DM_MAPIO_SUBMITTED;
 			}
@@ -1204,7 +1213,7 @@ static void tac_fanout_done(struct bio *bio)
 	} else {
 		if (ok)
 			__tac_written_crcs(c, cb, start, end, crc, nr);
-		else if (!(c->cb_state[cb] & CB_DOOMED))
+		else if (!(tac_cb(c, cb) & CB_DOOMED))
 			/* Either copy failed: the two may differ. */
 			__tac_invalidate(c, cb);
 		__tac_disown(c, cb);
@@ -1364,11 +1373,15 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 		       c->mode == TAC_MODE_WRITETHROUGH) &&
 		      __tac_cache_writable(c, cb, false))) {
 		/* A cached block takes the write: it must be ours alone. */
+		bool cleaner;
+
 		__tac_first_block_only(ti, c, bio);
-		if ((dirty && __tac_wait_cleaner(c, cb)) ||
-		    !__tac_try_own(c, cb)) {
+		cleaner = dirty && __tac_wait_cleaner(c, cb);
+		if (cleaner || !__tac_try_own(c, cb)) {
 			pb->next = PARKED_WRITE;
-			__tac_park(c, cb, bio);
+			__tac_park(c, cb, bio, !cleaner &&
+				   __tac_readers_only(c, cb, CB_WRITER |
+					CB_PENDING | CB_DOOMED | CB_WAITERS));
 			spin_unlock_irq(&c->lock);
 			return DM_MAPIO_SUBMITTED;
 		}
@@ -1436,7 +1449,7 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 /* What a discard does to cached block @cb; false: it must wait. */
 static bool __tac_discard_block(struct tac_cache *c, u32 cb)
 {
-	u16 st = c->cb_state[cb];
+	u16 st = tac_cb(c, cb);
 
 	if (st & CB_DOOMED)
 		return true;
@@ -1522,7 +1535,10 @@ static int tac_route_discard(struct tac_cache *c, struct bio *bio,
 		}
 		if (!__tac_discard_block(c, cb)) {
 			pb->next = PARKED_DISCARD;
-			__tac_park(c, cb, bio);
+			__tac_park(c, cb, bio,
+				   __tac_readers_only(c, cb, CB_WRITER |
+					CB_PENDING | CB_CLEANER_IO |
+					CB_WAITERS));
 			spin_unlock_irq(&c->lock);
 			return DM_MAPIO_SUBMITTED;
 		}
@@ -1629,16 +1645,18 @@ static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 			return DM_ENDIO_INCOMPLETE;
 		}
 		tac_bio_crcs(c, bio, pb->iter, nr, crc);
+		mismatch = !tac_crcs_match(c, cb, first, nr, crc);
 	}
+	/* The usual end, with nothing to wake or free: no lock. */
+	if (!*error && !mismatch && tac_unshare_fast(c, cb))
+		return DM_ENDIO_DONE;
 	spin_lock_irqsave(&c->lock, flags);
-	if (nr)
-		mismatch = !__tac_crcs_match(c, cb, first, nr, crc);
 	/* Dirty when routed, perhaps cleaned since (never the reverse). */
 	if (*error && __tac_is_dirty(c, cb)) {
 		/* The only copy: its loss is an error, never stale data. */
 		__tac_fail(c, "a dirty block could not be read");
 	} else if (*error) {
-		if (!(c->cb_state[cb] & CB_DOOMED))
+		if (!(tac_cb(c, cb) & CB_DOOMED))
 			__tac_invalidate(c, cb);
 		__tac_cache_error(c, "read");
 		__tac_unshare(c, cb);
@@ -1672,9 +1690,9 @@ static void tac_hit_check_work(struct work_struct *work)
 
 	nr = tac_whole_units(c, start, end, &first);
 	tac_bio_crcs(c, bio, pb->iter, nr, crc);
+	mismatch = !tac_crcs_match(c, cb, first, nr, crc);
 	spin_lock_irq(&c->lock);
 	c->n.deferred_checks++;
-	mismatch = !__tac_crcs_match(c, cb, first, nr, crc);
 	if (mismatch) {
 		/* Still shared: the worker checks it through our pages. */
 		pb->route = ROUTE_VERIFY;

@@ -402,7 +402,7 @@ static void tac_map_page_fill(struct tac_cache *c, void *page, u64 pgno)
 
 			if (!tac_policy_mapping(c->policy, to_cblock(cb),
 						&ob, &dirty) ||
-			    (c->cb_state[cb] & CB_PENDING)) {
+			    (tac_cb(c, cb) & CB_PENDING)) {
 				__tac_entry_written(c, cb, false);
 				continue;
 			}

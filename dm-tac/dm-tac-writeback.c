@@ -336,7 +336,7 @@ static int tac_clean_batch(struct tac_cache *c)
 	 * since): not this list's business any more.
 	 */
 	for (i = 0; i < c->nr_wanted; i++)
-		if ((c->cb_state[c->wanted[i]] & CB_CLEAN_WANTED) &&
+		if ((tac_cb(c, c->wanted[i]) & CB_CLEAN_WANTED) &&
 		    tac_policy_mapping(c->policy, to_cblock(c->wanted[i]),
 				       &ob, &dirty) && dirty) {
 			cl->blk[n].oblock = from_oblock(ob);
@@ -350,7 +350,7 @@ static int tac_clean_batch(struct tac_cache *c)
 	for (i = 0; i < m; i++) {
 		u32 cb = from_cblock(cl->maps[i].cblock);
 
-		if (c->cb_state[cb] & CB_CLEAN_WANTED) {
+		if (tac_cb(c, cb) & CB_CLEAN_WANTED) {
 			for (j = 0; j < wanted && cl->blk[j].cblock != cb; j++)
 				;
 			if (j < wanted)

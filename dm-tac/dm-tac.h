@@ -118,10 +118,12 @@ struct tac_tunables {
 };
 
 /*
- * Per cache block state (c->cb_state[], under c->lock).  What each bit
+ * Per cache block state (c->cb_state[], under c->lock; the readers' count
+ * may also go down without it, see tac_unshare_fast()).  What each bit
  * means and who may set it is the contract at the top of
  * dm-tac-blocks.c; the metadata and write-back code use it through the
- * functions declared below, never by touching the bits themselves.
+ * functions declared below (and read it with tac_cb()), never by
+ * touching the bits themselves.
  */
 #define CB_READERS	0x003fU		/* shared holders: hits, the cleaner */
 #define CB_CLEAN_WANTED	0x0040U		/* a flush's cleaner found it busy */
@@ -302,7 +304,7 @@ struct tac_cache {
 	u32 errors;			/* cache errors since health was ok */
 	u64 clean_failed;		/* origin writes of the cleaner, or
 					 * flushes after them, failed */
-	u32 cache_inflight;		/* cache I/Os in flight */
+	atomic_t cache_inflight;	/* cache I/Os in flight */
 	u32 bg_inflight;		/* fills not tied to a user bio */
 	struct tac_counters n;
 	struct tac_stream streams[2][TAC_STREAMS];	/* reads, writes */
@@ -407,6 +409,12 @@ struct tac_c {
 	struct tac_tunables tun;
 };
 
+/* @cb's state (CB_*): under c->lock, all but the readers' count is stable. */
+static inline u16 tac_cb(struct tac_cache *c, u32 cb)
+{
+	return READ_ONCE(c->cb_state[cb]);
+}
+
 static inline sector_t tac_cblock_sector(struct tac_cache *c, u32 cblock)
 {
 	return c->md.geo.data_start + ((sector_t)cblock << c->block_shift);
@@ -436,10 +444,13 @@ bool __tac_wait_cleaner(struct tac_cache *c, u32 cb);
 void __tac_make_dirty(struct tac_cache *c, u32 cb);
 void __tac_write_done(struct tac_cache *c, u32 cb);
 bool __tac_entry_dirty(struct tac_cache *c, u32 cb, bool dirty);
-void __tac_park(struct tac_cache *c, u32 cb, struct bio *bio);
+bool __tac_readers_only(struct tac_cache *c, u32 cb, u16 mask);
+void __tac_park(struct tac_cache *c, u32 cb, struct bio *bio,
+		bool for_readers);
 void __tac_defer(struct tac_cache *c, struct bio *bio);
 void __tac_wake_all(struct tac_cache *c);
 void __tac_unshare(struct tac_cache *c, u32 cb);
+bool tac_unshare_fast(struct tac_cache *c, u32 cb);
 void __tac_disown(struct tac_cache *c, u32 cb);
 bool __tac_clean_start(struct tac_cache *c, u32 cb, u64 oblock);
 void __tac_clean_read_done(struct tac_cache *c, u32 cb, bool write);

@@ -130,8 +130,12 @@ struct tac_policy_ops {
 
 	/*
 	 * Held blocks are never chosen as victims by admit().  The caller
-	 * holds a block while it has I/O in flight on its data.  Not
-	 * counted: hold(true) twice then hold(false) once releases it.
+	 * holds a block while a write to its data is in flight, and for
+	 * reasons of its own (dm-tac: while the on-disk entry may say
+	 * dirty); it need not hold one being read, if it does not reuse a
+	 * victim still being read (dm-tac's __tac_reserve() unmaps it
+	 * instead).  Not counted: hold(true) twice then hold(false) once
+	 * releases it.
 	 */
 	void (*hold)(struct tac_policy *p, tac_cblock_t cblock, bool held);
 
@@ -184,7 +188,10 @@ struct tac_policy_ops {
 	 */
 	int (*set_params)(struct tac_policy *p, const struct tac_params *params);
 
-	/* Forget every clean, unheld block (they become FREE). */
+	/*
+	 * Forget every clean, unheld block (they become FREE): only with no
+	 * read in flight (readers are not holds, see hold()).
+	 */
 	void (*drop_clean)(struct tac_policy *p);
 
 	/*
