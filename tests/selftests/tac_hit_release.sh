@@ -18,9 +18,9 @@
 . "$(dirname "$0")/lib.sh"
 require dmsetup losetup python3
 
-scratch_dev origin 16 || ksft_skip "no loop devices"
-scratch_dev cache_raw 2
-dd if=/dev/urandom of="$origin" bs=1M count=16 oflag=direct status=none
+scratch_dev origin 8 || ksft_skip "no loop devices"
+scratch_dev cache_raw 1
+dd if=/dev/urandom of="$origin" bs=1M count=8 oflag=direct status=none
 delay_dev tachr_c "$cache_raw" 0 0 ||
 	ksft_skip "no dm-delay"
 dev=/dev/mapper/tachr
@@ -98,7 +98,7 @@ PY
 # The cache's reads from now on are held 5 s.
 delay_set tachr_c "$cache_raw" 5000 0
 inv0=$(tac_stat tachr invalidations)
-got=$(python3 "$_scratch/reads.py" "$dev" "$origin" 0 "$total" 2048 256)
+got=$(python3 "$_scratch/reads.py" "$dev" "$origin" 0 "$total" 1536 256)
 check_eq "held hits and the reads admitted over them return the origin's bytes" \
 	ok "$got"
 check_ge "...and victims still being read left the cache" $((inv0 + 1)) \
@@ -113,7 +113,7 @@ wait_used "$total"
 check_eq "the blocks of those victims are reused: the cache fills again" \
 	"$total" "$(tac_stat tachr used)"
 check_eq "everything reads back as the origin's bytes" \
-	"$(dev_md5 "$origin" 0 16)" "$(dev_md5 "$dev" 0 16)"
+	"$(dev_md5 "$origin" 0 8)" "$(dev_md5 "$dev" 0 8)"
 check_eq "...with no cache error" 0 "$(tac_stat tachr cache_errors)"
 
 tap_done
