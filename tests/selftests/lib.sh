@@ -185,6 +185,18 @@ tac_create() {
 	udevadm settle 2>/dev/null
 }
 
+# wait_stat NAME FIELD N: wait up to 10 s until status FIELD of NAME
+# (tac_stat) reaches N (fills, for one, end after the read that asked
+# for them); 1 if it never did
+wait_stat() {
+	local i
+	for i in $(seq 100); do
+		[ "$(tac_stat "$1" "$2")" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # tac_field NAME N: the Nth (1-based) word of the INFO status after the
 # "<start> <len> tac" prefix.
 tac_field() {

@@ -32,20 +32,10 @@ dmsetup message tachr 0 reset_stats
 total=$(tac_stat tachr total)
 diag "cache blocks: $total"
 
-# wait_used N: fills are asynchronous
-wait_used() {
-	local i
-	for i in $(seq 100); do
-		[ "$(tac_stat tachr used)" -ge "$1" ] && return 0
-		nap 0.1
-	done
-	return 1
-}
-
 # Fill the cache with blocks read in sequence (cold extents: sequential
 # reads warm them by 11 us a block against 12381 for a random one).
 dd if="$dev" of=/dev/null bs=4k count="$total" iflag=direct status=none
-wait_used "$total"
+wait_stat tachr used "$total"
 check_eq "the cache is full of blocks read in sequence" "$total" \
 	"$(tac_stat tachr used)"
 
@@ -109,7 +99,7 @@ check_eq "...with no cache error" 0 "$(tac_stat tachr cache_errors)"
 delay_set tachr_c "$cache_raw" 0 0
 dd if="$dev" of=/dev/null bs=4k skip=1024 count="$total" iflag=direct \
 	status=none
-wait_used "$total"
+wait_stat tachr used "$total"
 check_eq "the blocks of those victims are reused: the cache fills again" \
 	"$total" "$(tac_stat tachr used)"
 check_eq "everything reads back as the origin's bytes" \

@@ -14,16 +14,6 @@ scratch_dev origin 64 || ksft_skip "no loop devices"
 scratch_dev cache 32
 dev=/dev/mapper/tachit
 
-# wait_promotions N: fills are asynchronous; wait until N are done
-wait_promotions() {
-	local i
-	for i in $(seq 100); do
-		[ "$(tac_stat tachit promotions)" -ge "$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 dd if=/dev/urandom of="$origin" bs=1M count=64 oflag=direct status=none
 # No throttling of fills: every miss must be promoted for exact counts.
 tac_create tachit "$origin" "$cache" 8 mode writethrough max_cache_inflight 65536 ||
@@ -36,7 +26,7 @@ dmsetup message tachit 0 reset_stats
 # 1000 blocks of 4 KiB at 4 MiB, read once: 1000 misses, 1000 promotions.
 dd if="$dev" of=/dev/null bs=4k skip=1024 count=1000 iflag=direct status=none
 check_eq "first pass: 1000 read misses" 1000 "$(tac_stat tachit read_misses)"
-wait_promotions 1000
+wait_stat tachit promotions 1000
 check_eq "first pass: 1000 promotions" 1000 "$(tac_stat tachit promotions)"
 check_eq "first pass: 1000 blocks used" 1000 "$(tac_stat tachit used)"
 
