@@ -170,13 +170,12 @@ static u16 __cb_update(struct tac_cache *c, u32 cb, u16 clear, u16 set)
 }
 
 /* One reader more (+1) or fewer (-1); the caller checked the count. */
-static u16 __cb_readers(struct tac_cache *c, u32 cb, int delta)
+static void __cb_readers(struct tac_cache *c, u32 cb, int delta)
 {
 	u16 old = READ_ONCE(c->cb_state[cb]);
 
 	while (!try_cmpxchg(&c->cb_state[cb], &old, old + delta))
 		;
-	return old + delta;
 }
 
 /* A doomed block's space goes back when nothing refers to it any more. */
@@ -224,8 +223,7 @@ bool __tac_try_share(struct tac_cache *c, u32 cb)
 {
 	u16 st = tac_cb(c, cb);
 
-	if ((st & (CB_WRITER | CB_PENDING | CB_DOOMED | CB_WAITERS)) ||
-	    (st & CB_READERS) == CB_READERS)
+	if ((st & CB_SHARE_BLOCKERS) || (st & CB_READERS) == CB_READERS)
 		return false;
 	__cb_readers(c, cb, 1);
 	atomic_inc(&c->cache_inflight);
@@ -241,8 +239,7 @@ bool __tac_try_own(struct tac_cache *c, u32 cb)
 	u16 st = tac_cb(c, cb);
 
 	/* No reader: none can come or go outside the lock now. */
-	if (st & (CB_READERS | CB_WRITER | CB_PENDING | CB_DOOMED |
-		  CB_WAITERS))
+	if (st & CB_OWN_BLOCKERS)
 		return false;
 	__cb_update(c, cb, CB_CLEANING, CB_WRITER);
 	atomic_inc(&c->cache_inflight);

@@ -1017,10 +1017,8 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 				/* The only copy is being written: wait. */
 				__tac_first_block_only(ti, c, bio);
 				pb->next = PARKED_READ;
-				__tac_park(c, cb, bio,
-					   __tac_readers_only(c, cb, CB_WRITER |
-						CB_PENDING | CB_DOOMED |
-						CB_WAITERS));
+				__tac_park(c, cb, bio, __tac_readers_only(c,
+						cb, CB_SHARE_BLOCKERS));
 				spin_unlock_irq(&c->lock);
 				return DM_MAPIO_SUBMITTED;
 			}
@@ -1380,8 +1378,7 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 		if (cleaner || !__tac_try_own(c, cb)) {
 			pb->next = PARKED_WRITE;
 			__tac_park(c, cb, bio, !cleaner &&
-				   __tac_readers_only(c, cb, CB_WRITER |
-					CB_PENDING | CB_DOOMED | CB_WAITERS));
+				   __tac_readers_only(c, cb, CB_OWN_BLOCKERS));
 			spin_unlock_irq(&c->lock);
 			return DM_MAPIO_SUBMITTED;
 		}
@@ -1446,6 +1443,10 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 /* ------------------------------------------------------------------ */
 /* Discards */
 
+/* What keeps a discard from unmapping a dirty block: it waits. */
+#define CB_DISCARD_BLOCKERS (CB_READERS | CB_WRITER | CB_PENDING | \
+			     CB_CLEANER_IO | CB_WAITERS)
+
 /* What a discard does to cached block @cb; false: it must wait. */
 static bool __tac_discard_block(struct tac_cache *c, u32 cb)
 {
@@ -1453,9 +1454,7 @@ static bool __tac_discard_block(struct tac_cache *c, u32 cb)
 
 	if (st & CB_DOOMED)
 		return true;
-	if (__tac_is_dirty(c, cb) &&
-	    (st & (CB_READERS | CB_WRITER | CB_PENDING | CB_CLEANER_IO |
-		   CB_WAITERS)))
+	if (__tac_is_dirty(c, cb) && (st & CB_DISCARD_BLOCKERS))
 		return false;
 	__tac_invalidate(c, cb);
 	return true;
@@ -1535,10 +1534,8 @@ static int tac_route_discard(struct tac_cache *c, struct bio *bio,
 		}
 		if (!__tac_discard_block(c, cb)) {
 			pb->next = PARKED_DISCARD;
-			__tac_park(c, cb, bio,
-				   __tac_readers_only(c, cb, CB_WRITER |
-					CB_PENDING | CB_CLEANER_IO |
-					CB_WAITERS));
+			__tac_park(c, cb, bio, __tac_readers_only(c, cb,
+					CB_DISCARD_BLOCKERS));
 			spin_unlock_irq(&c->lock);
 			return DM_MAPIO_SUBMITTED;
 		}

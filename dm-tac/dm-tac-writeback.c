@@ -554,8 +554,9 @@ void tac_wb_stop(struct tac_cache *c)
  * cleaning goes on), -EBUSY if the device is suspended with dirty
  * blocks left (they are written back after resume), -EIO if the
  * cache failed or an origin write of the cleaner, or the origin flush
- * after them, failed with dirty blocks left (the cleaner keeps trying; the message returns rather than hold
- * the table while the origin fails).
+ * after them, failed with dirty blocks left (the cleaner keeps trying;
+ * the message returns rather than hold the table while the origin
+ * fails).
  */
 int tac_wb_flush(struct tac_cache *c)
 {

@@ -137,6 +137,14 @@ struct tac_tunables {
 #define CB_DISK_DIRTY	0x4000U		/* its on-disk entry may say dirty */
 #define CB_CLEAN_WRITTEN 0x8000U	/* a commit wrote it not dirty */
 
+/*
+ * What keeps a new reader out (besides a full count), and a writer: the
+ * tests of __tac_try_share() and __tac_try_own(), which a bio refused by
+ * them passes to __tac_readers_only() when it parks.
+ */
+#define CB_SHARE_BLOCKERS (CB_WRITER | CB_PENDING | CB_DOOMED | CB_WAITERS)
+#define CB_OWN_BLOCKERS	(CB_READERS | CB_SHARE_BLOCKERS)
+
 /* Recent sequential streams, per direction (dm-tac-io.c). */
 #define TAC_STREAMS	16
 #define TAC_STREAM_MIN_SECTORS	128	/* 64 KiB: smaller ones never stream */
