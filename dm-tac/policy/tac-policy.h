@@ -122,6 +122,36 @@ struct tac_policy_ops {
 	int (*admit)(struct tac_policy *p, tac_oblock_t oblock,
 		     tac_cblock_t *cblock, tac_oblock_t *evicted);
 
+	/*
+	 * Optional: a read hit in two halves, for a caller that serves hits
+	 * without its lock (dm-tac's tac_read_hit_fast()).
+	 *
+	 * peek(): lookup(@oblock, record_hit false), except that it may run
+	 * at the same time as any other method, those that change mappings
+	 * included.  Its answer is then a guess: -ENOENT, or 0 and a block
+	 * that mapped @oblock at some moment of the call, or none.  The
+	 * caller confirms it: admit(), unmap(), load_mapping() and
+	 * drop_clean() are the only methods that change which block maps
+	 * which origin block, so a sequence count the caller bumps around
+	 * them says whether any ran meanwhile.  -EAGAIN: it gave up after a
+	 * few hash steps (a long chain, or one changing under it).
+	 *
+	 * peek_dirty(): is @cblock dirty?  May run at the same time as any
+	 * other method; the answer is exact when no set_dirty() of @cblock
+	 * can run meanwhile (the caller excludes writers of the block).
+	 *
+	 * hit(): the rest of the hit, under the caller's lock, later: what
+	 * request(@oblock, 1, false) then lookup(@oblock, record_hit true)
+	 * would have done, except that if @cblock no longer maps @oblock the
+	 * use counts for nothing (and a ghost never votes).  Returns the
+	 * class request() gave.
+	 */
+	int (*peek)(struct tac_policy *p, tac_oblock_t oblock,
+		    tac_cblock_t *cblock);
+	bool (*peek_dirty)(struct tac_policy *p, tac_cblock_t cblock);
+	enum tac_class (*hit)(struct tac_policy *p, tac_oblock_t oblock,
+			      tac_cblock_t cblock);
+
 	/* MAPPED -> DETACHED.  The caller stops using the data later. */
 	void (*unmap)(struct tac_policy *p, tac_cblock_t cblock);
 
@@ -239,6 +269,26 @@ static inline int tac_policy_admit(struct tac_policy *p, tac_oblock_t oblock,
 				   tac_cblock_t *cblock, tac_oblock_t *evicted)
 {
 	return p->ops->admit(p, oblock, cblock, evicted);
+}
+
+/* A policy without peek() never has a hit found without the lock. */
+static inline int tac_policy_peek(struct tac_policy *p, tac_oblock_t oblock,
+				  tac_cblock_t *cblock)
+{
+	return p->ops->peek ? p->ops->peek(p, oblock, cblock) : -EOPNOTSUPP;
+}
+
+static inline bool tac_policy_peek_dirty(struct tac_policy *p,
+					 tac_cblock_t cblock)
+{
+	return p->ops->peek_dirty(p, cblock);
+}
+
+static inline enum tac_class tac_policy_hit(struct tac_policy *p,
+					    tac_oblock_t oblock,
+					    tac_cblock_t cblock)
+{
+	return p->ops->hit(p, oblock, cblock);
 }
 
 static inline void tac_policy_unmap(struct tac_policy *p, tac_cblock_t cblock)

@@ -1180,6 +1180,172 @@ static void refused_against_a_saturated_victim_still_votes(void)
 	}
 }
 
+/*
+ * A hit found without the caller's lock (peek(), then hit() later, in a
+ * batch) decides what request() and lookup(record_hit) at once decide:
+ * two policies take the same random trace, one plainly, one with its
+ * single-block read hits peeked and folded in batches of up to 32 before
+ * any other call, as dm-tac folds them.  Every admission, victim and
+ * counter agree; peek() agrees with lookup() and peek_dirty() with
+ * mapping() all along.
+ */
+static void hits_folded_in_batches_decide_what_hits_at_once_do(void)
+{
+	u32 seed;
+
+	for (seed = 1; seed <= 20; seed++) {
+		struct tac_params params;
+		struct tac_policy *a, *b;
+		struct tac_policy_stats sa, sb;
+		struct { u64 ob; tac_cblock_t cb; } q[32];
+		u64 s = rnd_seed(seed);
+		u32 step, nq = 0, folded = 0, i;
+
+		tac_params_default(&params);
+		params.stats_extents = 512;
+		params.extent_blocks = 4;
+		params.aging_period = 200 + rnd_below(&s, 2000);
+		params.fill_threshold = rnd_below(&s, 101);
+		a = tac_policy_create(64, &params);
+		b = tac_policy_create(64, &params);
+		EXPECT_TRUE(a && b);
+
+		for (step = 0; step < 20000; step++) {
+			/*
+			 * A hot set of 48 blocks that moves on every 2000
+			 * steps, and a cold tail of 2000.
+			 */
+			u64 hot = step / 2000 * 40;
+			u64 ob = rnd_below(&s, 4) ? hot + rnd_below(&s, 48) :
+				 1000 + rnd_below(&s, 2000);
+			bool write = !rnd_below(&s, 5);
+			tac_cblock_t ca, cbb;
+			tac_oblock_t ea, eb;
+			int ra, rb, pa;
+
+			pa = tac_policy_lookup(a, to_oblock(ob), &ca, false);
+			rb = tac_policy_peek(b, to_oblock(ob), &cbb);
+			EXPECT_EQ(pa, rb);
+			if (!pa && !rb) {
+				bool da, db;
+				tac_oblock_t o;
+
+				EXPECT_EQ(from_cblock(ca), from_cblock(cbb));
+				EXPECT_TRUE(tac_policy_mapping(a, ca, &o, &da));
+				db = tac_policy_peek_dirty(b, cbb);
+				EXPECT_EQ(da, db);
+			}
+			if (!write && !rb && nq < 32) {
+				/* b: the hit is logged, a: it happens now. */
+				q[nq].ob = ob;
+				q[nq++].cb = cbb;
+				tac_policy_request(a, to_oblock(ob), 1, false);
+				EXPECT_EQ(0, tac_policy_lookup(a, to_oblock(ob),
+							       &ca, true));
+				continue;
+			}
+			/* Anything else folds b's log first, as dm-tac does. */
+			for (i = 0; i < nq; i++)
+				tac_policy_hit(b, to_oblock(q[i].ob), q[i].cb);
+			folded += nq;
+			nq = 0;
+			EXPECT_EQ(tac_policy_request(a, to_oblock(ob), 1, write),
+				  tac_policy_request(b, to_oblock(ob), 1, write));
+			ra = tac_policy_lookup(a, to_oblock(ob), &ca, true);
+			rb = tac_policy_lookup(b, to_oblock(ob), &cbb, true);
+			EXPECT_EQ(ra, rb);
+			if (!ra)
+				continue;
+			ra = tac_policy_admit(a, to_oblock(ob), &ca, &ea);
+			rb = tac_policy_admit(b, to_oblock(ob), &cbb, &eb);
+			EXPECT_EQ(ra, rb);
+			if (ra >= 0)
+				EXPECT_EQ(from_cblock(ca), from_cblock(cbb));
+			if (ra == 1)
+				EXPECT_EQ(from_oblock(ea), from_oblock(eb));
+			if (ra >= 0 && write) {
+				tac_policy_set_dirty(a, ca);
+				tac_policy_set_dirty(b, cbb);
+			}
+			if (!rnd_below(&s, 7)) {
+				u32 c = rnd_below(&s, 64);
+
+				tac_policy_clear_dirty(a, to_cblock(c));
+				tac_policy_clear_dirty(b, to_cblock(c));
+			}
+		}
+		for (i = 0; i < nq; i++)
+			tac_policy_hit(b, to_oblock(q[i].ob), q[i].cb);
+		tac_policy_stats(a, &sa);
+		tac_policy_stats(b, &sb);
+		EXPECT_EQ(sa.admissions, sb.admissions);
+		EXPECT_EQ(sa.evictions, sb.evictions);
+		EXPECT_EQ(sa.bypasses, sb.bypasses);
+		EXPECT_EQ(sa.seq_requests, sb.seq_requests);
+		EXPECT_EQ(sa.random_requests, sb.random_requests);
+		EXPECT_EQ(sa.coldest_temp, sb.coldest_temp);
+		EXPECT_TRUE(folded > 1000);
+		EXPECT_TRUE(sa.evictions > 100);
+		tac_policy_destroy(a);
+		tac_policy_destroy(b);
+	}
+}
+
+/*
+ * hit() of a block remapped since it was peeked counts the request but
+ * marks nothing: the new block stays unused, and the victim search takes
+ * it while on top; a block used since its key (lookup with record_hit,
+ * the control) is keyed again and spared.
+ */
+static void a_late_hit_of_a_remapped_block_marks_nothing(void)
+{
+	int late;
+
+	for (late = 0; late < 2; late++) {
+		struct tac_policy *p = full4(1, 1000);
+		tac_cblock_t c;
+		u32 cb;
+		u64 ev;
+
+		EXPECT_TRUE(p);
+		EXPECT_EQ(0, tac_policy_peek(p, to_oblock(1), &c));
+		EXPECT_EQ(0, from_cblock(c));
+		EXPECT_EQ(-ENOENT, tac_policy_peek(p, to_oblock(9), &c));
+		/* ob 1 (block 0) gives way to ob 9, keyed below ob 2. */
+		set_temp(p, 9, 1100);
+		EXPECT_EQ(1, adm(p, 9, &cb, &ev));
+		EXPECT_EQ(0, cb);
+		EXPECT_EQ(1, ev);
+		EXPECT_EQ(-ENOENT, tac_policy_peek(p, to_oblock(1), &c));
+		if (late)
+			tac_policy_hit(p, to_oblock(1), to_cblock(0));
+		else
+			EXPECT_EQ(0, look(p, 9));
+		/* ob 9's extent warms: only a use would key it again. */
+		set_temp(p, 9, 8000);
+		set_temp(p, 10, 9000);
+		EXPECT_EQ(1, adm(p, 10, &cb, &ev));
+		EXPECT_EQ(late ? 0 : 1, cb);
+		EXPECT_EQ(late ? 9 : 2, ev);
+		tac_policy_destroy(p);
+	}
+}
+
+/* peek_dirty() follows set_dirty() and clear_dirty(). */
+static void peek_dirty_follows_set_and_clear(void)
+{
+	struct tac_policy *p = full4(1, 1000);
+
+	EXPECT_TRUE(p);
+	EXPECT_FALSE(tac_policy_peek_dirty(p, to_cblock(1)));
+	tac_policy_set_dirty(p, to_cblock(1));
+	EXPECT_TRUE(tac_policy_peek_dirty(p, to_cblock(1)));
+	tac_policy_clear_dirty(p, to_cblock(1));
+	EXPECT_FALSE(tac_policy_peek_dirty(p, to_cblock(1)));
+	EXPECT_FALSE(tac_policy_peek_dirty(p, to_cblock(4)));	/* no block */
+	tac_policy_destroy(p);
+}
+
 int main(void)
 {
 	RUN(admit_exactly_one_percent_warmer_is_bypassed);
@@ -1218,5 +1384,8 @@ int main(void)
 	RUN(stats_report_every_field);
 	RUN(origin_blocks_use_40_bits);
 	RUN(random_operations_match_a_model_of_block_states);
+	RUN(hits_folded_in_batches_decide_what_hits_at_once_do);
+	RUN(a_late_hit_of_a_remapped_block_marks_nothing);
+	RUN(peek_dirty_follows_set_and_clear);
 	return tap_done();
 }

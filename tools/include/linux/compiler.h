@@ -19,6 +19,10 @@
 #define __packed	__attribute__((__packed__))
 #endif
 
+/* One load or store the compiler may not tear, merge or repeat. */
+#define READ_ONCE(x)		(*(const volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, val)	(*(volatile __typeof__(x) *)&(x) = (val))
+
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
