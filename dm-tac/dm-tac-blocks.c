@@ -3,12 +3,35 @@
  * dm-tac coherence: who may touch a block's data and its mapping, and
  * when.  The I/O path (dm-tac-io.c), the cleaner (dm-tac-writeback.c) and
  * the metadata commits (dm-tac-metadata.c) change block state only
- * through the functions here, all under c->lock, with one exception: a
- * read hit lets go of its block in its completion without the lock
- * (tac_unshare_fast()), when that changes nothing but the readers'
- * count.  So every change of a block's state word is one atomic update
- * (__cb_update()), and under the lock the count of readers can only go
- * down behind the holder's back, never up: readers come only under it.
+ * through the functions here, all under c->lock, with two exceptions,
+ * both changing nothing but the readers' count: a read hit found without
+ * the lock takes its block (tac_try_share_fast()), and a read hit lets go
+ * of it in its completion (tac_unshare_fast()).  So every change of a
+ * block's state word is one atomic update, and under the lock the count
+ * of readers may change behind the holder's back at any time: whoever
+ * needs no readers (a writer taking a block, a reservation reusing one)
+ * tests and sets in one atomic step (__cb_update_if()).
+ *
+ * A hit without the lock (tac_read_hit_fast() in dm-tac-io.c)
+ * ===========================================================
+ * It reads c->map_seq, finds the block in the policy's hash without the
+ * lock (tac_policy_peek()), takes it as a reader unless the block is
+ * refused to readers (CB_SHARE_BLOCKERS: being written, filled, unmapped,
+ * or waited for), then reads c->map_seq again.  Every change of which
+ * block maps which origin block happens under the lock inside a write
+ * section of c->map_seq (__map_begin(), __map_end()), with the state
+ * that makes the block unreadable set in the same section: a reservation
+ * maps the newcomer and makes it PENDING, an unmapping makes it DOOMED.
+ * And a mapped block loses its last bit refusing readers only once its
+ * data is that of its origin block (a fill that failed is unmapped and
+ * DOOMED in the step that ends PENDING).  So if the count did not move,
+ * the block mapped the origin block when it was taken, and was readable; from then on no writer and no
+ * reservation can take it (they need no readers), and an unmapping
+ * leaves its data to the readers in flight.  If the count moved, the
+ * reader lets go (tac_unshare()) and takes the lock.  A reader that took
+ * a block a reservation was reusing made the reservation fail (it needs
+ * no readers): the block leaves the cache, as a victim still being read
+ * does.
  *
  * The rule
  * ========
@@ -123,11 +146,17 @@ int tac_blocks_init(struct tac_cache *c)
 	for (i = 0; i < TAC_PARK_SIZE; i++)
 		bio_list_init(&c->parked[i]);
 	bio_list_init(&c->deferred);
-	return c->cb_state && c->crc && c->wtrack ? 0 : -ENOMEM;
+	seqcount_spinlock_init(&c->map_seq, &c->lock);
+	c->hit_log = alloc_percpu(struct tac_hit_log);
+	if (c->hit_log)
+		for_each_possible_cpu(i)
+			spin_lock_init(&per_cpu_ptr(c->hit_log, i)->lock);
+	return c->cb_state && c->crc && c->wtrack && c->hit_log ? 0 : -ENOMEM;
 }
 
 void tac_blocks_exit(struct tac_cache *c)
 {
+	free_percpu(c->hit_log);
 	kvfree(c->cb_state);
 	kvfree(c->crc);
 	kvfree(c->wtrack);
@@ -169,7 +198,42 @@ static u16 __cb_update(struct tac_cache *c, u32 cb, u16 clear, u16 set)
 	return new;
 }
 
-/* One reader more (+1) or fewer (-1); the caller checked the count. */
+/*
+ * One atomic change of @cb's state, only if none of @refuse is set:
+ * clear @clear, set @set.  False if @refuse was found (nothing changed).
+ */
+static bool __cb_update_if(struct tac_cache *c, u32 cb, u16 refuse,
+			   u16 clear, u16 set)
+{
+	u16 old = READ_ONCE(c->cb_state[cb]);
+
+	do {
+		if (old & refuse)
+			return false;
+	} while (!try_cmpxchg(&c->cb_state[cb], &old, (old & ~clear) | set));
+	return true;
+}
+
+/*
+ * Around every change of which block maps which origin block: a hit
+ * found without the lock trusts its block only if no such change began
+ * or ended meanwhile (the contract above).
+ */
+static void __map_begin(struct tac_cache *c)
+{
+	write_seqcount_begin(&c->map_seq);
+}
+
+static void __map_end(struct tac_cache *c)
+{
+	write_seqcount_end(&c->map_seq);
+}
+
+/*
+ * One reader more (+1) or fewer (-1); the caller checked the count.  A
+ * full count stays full: readers without the lock stop one short of it
+ * (tac_try_share_fast()), so one more under the lock always fits.
+ */
 static void __cb_readers(struct tac_cache *c, u32 cb, int delta)
 {
 	u16 old = READ_ONCE(c->cb_state[cb]);
@@ -236,12 +300,9 @@ bool __tac_try_share(struct tac_cache *c, u32 cb)
  */
 bool __tac_try_own(struct tac_cache *c, u32 cb)
 {
-	u16 st = tac_cb(c, cb);
-
-	/* No reader: none can come or go outside the lock now. */
-	if (st & CB_OWN_BLOCKERS)
+	/* No reader, in the same step: one may come without the lock. */
+	if (!__cb_update_if(c, cb, CB_OWN_BLOCKERS, CB_CLEANING, CB_WRITER))
 		return false;
-	__cb_update(c, cb, CB_CLEANING, CB_WRITER);
 	atomic_inc(&c->cache_inflight);
 	__update_hold(c, cb);
 	return true;
@@ -402,6 +463,26 @@ void __tac_unshare(struct tac_cache *c, u32 cb)
 }
 
 /*
+ * A reader takes @cb without c->lock (the contract above): not if the
+ * block is refused to readers, and never the last place in the count,
+ * which is kept for readers under the lock.  The caller then checks that
+ * the block still maps what it looked up (c->map_seq), and lets go with
+ * tac_unshare() if not.
+ */
+bool tac_try_share_fast(struct tac_cache *c, u32 cb)
+{
+	u16 old = READ_ONCE(c->cb_state[cb]);
+
+	do {
+		if ((old & CB_SHARE_BLOCKERS) ||
+		    (old & CB_READERS) >= CB_READERS - 1)
+			return false;
+	} while (!try_cmpxchg(&c->cb_state[cb], &old, old + 1));
+	atomic_inc(&c->cache_inflight);
+	return true;
+}
+
+/*
  * A reader lets go of @cb without c->lock, in a hit's completion: only
  * when that changes nothing but the count, i.e. no bio waits for the
  * block (WAITERS), it is not to be freed (DOOMED) and no flush's cleaner
@@ -422,6 +503,18 @@ bool tac_unshare_fast(struct tac_cache *c, u32 cb)
 	} while (!try_cmpxchg(&c->cb_state[cb], &old, old - 1));
 	atomic_dec(&c->cache_inflight);
 	return true;
+}
+
+/* Let go of @cb as a reader, with c->lock only if need be. */
+void tac_unshare(struct tac_cache *c, u32 cb)
+{
+	unsigned long flags;
+
+	if (tac_unshare_fast(c, cb))
+		return;
+	spin_lock_irqsave(&c->lock, flags);
+	__tac_unshare(c, cb);
+	spin_unlock_irqrestore(&c->lock, flags);
 }
 
 void __tac_disown(struct tac_cache *c, u32 cb)
@@ -571,13 +664,20 @@ void __tac_ghost_write(struct tac_cache *c, u64 oblock)
  * old data, which stays until they are done; a fill in flight is dropped
  * when it ends (rule 4).
  */
-void __tac_invalidate(struct tac_cache *c, u32 cb)
+static void __unmap(struct tac_cache *c, u32 cb)
 {
 	tac_policy_unmap(c->policy, to_cblock(cb));
 	c->n.invalidations++;
 	__cb_update(c, cb, CB_CLEANING | CB_CLEAN_WANTED, CB_DOOMED);
 	__tac_md_changed(c, cb);
 	__maybe_free(c, cb);
+}
+
+void __tac_invalidate(struct tac_cache *c, u32 cb)
+{
+	__map_begin(c);
+	__unmap(c, cb);
+	__map_end(c);
 }
 
 void __tac_set_clean(struct tac_cache *c, u32 cb)
@@ -622,30 +722,48 @@ bool __tac_reserve(struct tac_cache *c, u64 oblock, u32 *cb)
 {
 	tac_cblock_t cblock;
 	tac_oblock_t victim;
-	int r = -ENOSPC;
+	bool admit;
+	int r;
 
-	if (__tac_may_fill(c, oblock))
-		r = tac_policy_admit(c->policy, to_oblock(oblock), &cblock,
-				     &victim);
-	if (r < 0) {
+	if (!__tac_may_fill(c, oblock)) {
 		c->n.bypassed++;
 		return false;
 	}
+	/*
+	 * Most candidates are refused, which changes no mapping: outside a
+	 * write section, so that refusals do not send the hits racing them
+	 * the locked way.  admit() agrees with would_admit() just before.
+	 */
+	admit = tac_policy_would_admit(c->policy, to_oblock(oblock));
+	if (admit)
+		__map_begin(c);
+	r = tac_policy_admit(c->policy, to_oblock(oblock), &cblock, &victim);
+	if (r < 0) {
+		if (admit)
+			__map_end(c);
+		c->n.bypassed++;
+		return false;
+	}
+	if (WARN_ON_ONCE(!admit))
+		__map_begin(c);	/* never (tac-policy.h): late, but at once */
 	*cb = from_cblock(cblock);
 	if (r == 1 && c->mode == TAC_MODE_WRITEBACK)	/* a clean block left */
 		tac_split_evicted(&c->split, from_oblock(victim));
 	/*
 	 * A victim still being read (readers are not holds, see
 	 * __update_hold()) cannot take new data under them: it leaves the
-	 * cache, freed when they are done, and @oblock is not admitted.  A
-	 * count of 0 stays 0: readers come only under the lock.
+	 * cache, freed when they are done, and @oblock is not admitted.
+	 * Readers may come without the lock until the block is PENDING:
+	 * tested and set in one step, inside the same write section, so a
+	 * reader that found @oblock here before it was PENDING lets go.
 	 */
-	if (tac_cb(c, *cb) & CB_READERS) {
-		__tac_invalidate(c, *cb);
+	if (!__cb_update_if(c, *cb, CB_READERS, U16_MAX, CB_PENDING)) {
+		__unmap(c, *cb);
+		__map_end(c);
 		c->n.bypassed++;
 		return false;
 	}
-	WRITE_ONCE(c->cb_state[*cb], CB_PENDING);
+	__map_end(c);
 	atomic_inc(&c->cache_inflight);
 	__update_hold(c, *cb);
 	return true;
@@ -667,19 +785,30 @@ void __tac_admit_write(struct tac_cache *c, u32 cb)
  */
 void __tac_fill_done(struct tac_cache *c, u32 cb, bool ok)
 {
-	__cb_update(c, cb, CB_PENDING | CB_WRITER | CB_FRESH, 0);
+	const u16 filling = CB_PENDING | CB_WRITER | CB_FRESH;
+	bool doomed = tac_cb(c, cb) & CB_DOOMED;
+
 	atomic_dec(&c->cache_inflight);
-	if (ok && !(tac_cb(c, cb) & CB_DOOMED) &&
+	if (ok && !doomed &&
 	    (c->health == TAC_OK || __tac_is_dirty(c, cb))) {
+		__cb_update(c, cb, filling, 0);
 		c->n.promotions++;
 		__tac_md_changed(c, cb);
 		__released(c, cb);
 		return;
 	}
 	c->n.promo_aborts++;
-	if (!(tac_cb(c, cb) & CB_DOOMED)) {
+	if (doomed) {
+		__cb_update(c, cb, filling, 0);
+	} else {
+		/*
+		 * Unreadable until unmapped, in one step: a reader without
+		 * the lock must never find it mapped with data not its own.
+		 */
+		__map_begin(c);
 		tac_policy_unmap(c->policy, to_cblock(cb));
-		__cb_update(c, cb, 0, CB_DOOMED);
+		__cb_update(c, cb, filling, CB_DOOMED);
+		__map_end(c);
 	}
 	__released(c, cb);
 }

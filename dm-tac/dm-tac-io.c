@@ -976,6 +976,154 @@ static void tac_overlay_next(struct tac_cache *c, struct bio *bio)
 	tac_verify_read(c, bio);
 }
 
+/* A hit goes to its place on the cache device, from any CPU. */
+static int tac_remap_hit(struct tac_cache *c, struct bio *bio, u32 cb)
+{
+	sector_t start = bio->bi_iter.bi_sector;
+
+	bio_set_dev(bio, c->cache);
+	bio->bi_iter.bi_sector = tac_cblock_sector(c, cb) +
+				 (start & (c->block_sectors - 1));
+	/*
+	 * A read-ahead or fail-fast error of the cache would count as the
+	 * cache failing: the cache is read in earnest.
+	 */
+	bio->bi_opf &= ~(REQ_RAHEAD | REQ_FAILFAST_MASK);
+	return DM_MAPIO_REMAPPED;
+}
+
+/*
+ * Fold @log, the hits one CPU served without the lock, into the policy
+ * (its request() and lookup() of each, in order) and the counters.
+ */
+static void __tac_fold_hits(struct tac_cache *c, struct tac_hit_log *log)
+{
+	u32 i;
+
+	lockdep_assert_held(&c->lock);
+	spin_lock(&log->lock);
+	for (i = 0; i < log->nr; i++) {
+		enum tac_class class;
+
+		class = tac_policy_hit(c->policy,
+				       to_oblock(log->hit[i].oblock),
+				       to_cblock(log->hit[i].cblock));
+		c->n.read_hits++;
+		c->n.lockless_hits++;
+		if (class == TAC_RANDOM)
+			c->n.random_read_hits++;
+	}
+	log->nr = 0;
+	spin_unlock(&log->lock);
+}
+
+/* In map(), before this CPU's next request counts: keeps their order. */
+static void __tac_fold_mine(struct tac_cache *c)
+{
+	__tac_fold_hits(c, this_cpu_ptr(c->hit_log));
+}
+
+/* Every CPU's hits, for whoever reads the counters. */
+void __tac_fold_all(struct tac_cache *c)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		__tac_fold_hits(c, per_cpu_ptr(c->hit_log, cpu));
+}
+
+/*
+ * Might @bio, a read, be a split's remainder (__tac_take_rest())?  Looked
+ * up without the lock: a split records its remainder under the lock
+ * before dm core submits it, so the remainder's map() sees its record;
+ * a record changing meanwhile (another split's) may only make this say
+ * yes for nothing.
+ */
+static bool tac_maybe_rest(struct tac_cache *c, struct bio *bio)
+{
+	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	int i;
+
+	if (!READ_ONCE(c->nr_rests))
+		return false;
+	for (i = 0; i < TAC_RESTS; i++)
+		if (READ_ONCE(c->rests[i].start) == start &&
+		    READ_ONCE(c->rests[i].end) == end)
+			return true;
+	return false;
+}
+
+/*
+ * A read hit without c->lock (the contract at the top of dm-tac-blocks.c,
+ * "A hit without the lock"): a new request from map() (not a split's
+ * remainder, whose request was counted) of one block, cached and
+ * readable, outside passthrough, and whose checksums, if checked, cover
+ * whole units.  Anything else, and a hit whose block moved while it was
+ * taken, goes the locked way (-EAGAIN), as does a hit finding its CPU's
+ * log full and not yet folded.  What the locked way does for a hit under
+ * the lock, the policy's request() and lookup() and the counters, is
+ * logged for this CPU and folded later, in order (__tac_fold_hits()).
+ *
+ * Cost per hit: no lock of the cache's; one cmpxchg to take the block
+ * and one to let go of it (tac_unshare_fast()), the cache's inflight
+ * count up and down, and this CPU's log lock; one hash walk.
+ */
+static int tac_read_hit_fast(struct tac_cache *c, struct bio *bio)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	u64 b0 = start >> c->block_shift;
+	struct tac_hit_log *log;
+	tac_cblock_t cblock;
+	unsigned long flags;
+	unsigned int seq;
+	bool verify, logged = false, full = false;
+	u32 cb;
+
+	if (READ_ONCE(c->mode) == TAC_MODE_PASSTHROUGH ||
+	    (end - 1) >> c->block_shift != b0 || b0 >= c->nr_oblocks ||
+	    tac_maybe_rest(c, bio))
+		return -EAGAIN;
+	seq = raw_read_seqcount(&c->map_seq);
+	if ((seq & 1) || tac_policy_peek(c->policy, to_oblock(b0), &cblock))
+		return -EAGAIN;
+	cb = from_cblock(cblock);
+	if (!tac_try_share_fast(c, cb))
+		return -EAGAIN;
+	/* Read once taken: no write can make it dirty now (rule 3). */
+	verify = tac_policy_peek_dirty(c->policy, cblock) ||
+		 READ_ONCE(c->tun.verify_reads);
+	if (!read_seqcount_retry(&c->map_seq, seq) &&
+	    (!verify || tac_units_aligned(c, start, end))) {
+		log = raw_cpu_ptr(c->hit_log);
+		spin_lock_irqsave(&log->lock, flags);
+		if (log->nr < TAC_HIT_LOG) {
+			log->hit[log->nr].oblock = b0;
+			log->hit[log->nr].cblock = cb;
+			full = ++log->nr == TAC_HIT_LOG;
+			logged = true;
+		}
+		spin_unlock_irqrestore(&log->lock, flags);
+	}
+	if (!logged) {
+		tac_unshare(c, cb);
+		return -EAGAIN;
+	}
+	if (full) {
+		spin_lock_irqsave(&c->lock, flags);
+		__tac_fold_hits(c, log);
+		spin_unlock_irqrestore(&c->lock, flags);
+	}
+	if (READ_ONCE(c->last_io) != jiffies)
+		WRITE_ONCE(c->last_io, jiffies);
+	pb->route = ROUTE_HIT;
+	pb->oblock = b0;
+	pb->cblock = cb;
+	pb->iter = bio->bi_iter;
+	pb->verify = verify;
+	return tac_remap_hit(c, bio, cb);
+}
+
 /*
  * Route a read.  @ti is set in map() (which may split the bio), NULL in
  * the worker (the bio is within one block).  Returns DM_MAPIO_*.
@@ -993,10 +1141,18 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 	enum tac_lookup st;
 	bool dirty = false;
 	u64 b;
+	int r;
 
+	if (ti) {
+		r = tac_read_hit_fast(c, bio);
+		if (r >= 0)
+			return r;
+	}
 	spin_lock_irq(&c->lock);
+	if (ti)
+		__tac_fold_mine(c);
 	__tac_classify(ti, c, bio, false);
-	c->last_io = jiffies;
+	WRITE_ONCE(c->last_io, jiffies);
 	/* A use of the cache: a read it may serve (not one read around it). */
 	st = __tac_lookup(c, b0, &cb,
 			  !pb->around && c->mode != TAC_MODE_PASSTHROUGH);
@@ -1046,15 +1202,7 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 			return DM_MAPIO_SUBMITTED;
 		}
 		spin_unlock_irq(&c->lock);
-		bio_set_dev(bio, c->cache);
-		bio->bi_iter.bi_sector = tac_cblock_sector(c, cb) +
-					 (start & (c->block_sectors - 1));
-		/*
-		 * A read-ahead or fail-fast error of the cache would count as
-		 * the cache failing: the cache is read in earnest.
-		 */
-		bio->bi_opf &= ~(REQ_RAHEAD | REQ_FAILFAST_MASK);
-		return DM_MAPIO_REMAPPED;
+		return tac_remap_hit(c, bio, cb);
 	}
 
 miss:
@@ -1355,8 +1503,10 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 	u32 cb;
 
 	spin_lock_irq(&c->lock);
+	if (ti)
+		__tac_fold_mine(c);
 	__tac_classify(ti, c, bio, true);
-	c->last_io = jiffies;
+	WRITE_ONCE(c->last_io, jiffies);
 	/* A use of the cache: a write it may take (not a stream's). */
 	st = __tac_lookup(c, b0, &cb, (c->mode == TAC_MODE_WRITEBACK ||
 				       c->mode == TAC_MODE_WRITETHROUGH) &&
@@ -1447,7 +1597,12 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 #define CB_DISCARD_BLOCKERS (CB_READERS | CB_WRITER | CB_PENDING | \
 			     CB_CLEANER_IO | CB_WAITERS)
 
-/* What a discard does to cached block @cb; false: it must wait. */
+/*
+ * What a discard does to cached block @cb; false: it must wait.  A reader
+ * without the lock may take a clean block between the test and the
+ * unmapping: it was in flight with the discard, and keeps the old data
+ * until it is done (DOOMED).
+ */
 static bool __tac_discard_block(struct tac_cache *c, u32 cb)
 {
 	u16 st = tac_cb(c, cb);
@@ -1511,6 +1666,7 @@ static int tac_route_discard(struct tac_cache *c, struct bio *bio,
 
 	spin_lock_irq(&c->lock);
 	if (!resume) {
+		__tac_fold_mine(c);
 		__tac_wtrack(c, b0, bl - b0 + 1, 1);
 		pb->wfirst = b0;
 		pb->wcount = bl - b0 + 1;

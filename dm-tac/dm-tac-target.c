@@ -622,6 +622,10 @@ static void tac_postsuspend(struct dm_target *ti)
 	 */
 	tac_wb_stop(c);
 	tac_io_drain(c);
+	/* The hits served without the lock warm what is saved. */
+	spin_lock_irq(&c->lock);
+	__tac_fold_all(c);
+	spin_unlock_irq(&c->lock);
 	if (c->running) {
 		c->running = false;
 		tac_md_save(c);
@@ -700,6 +704,8 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 	int i, nr;
 
 	spin_lock_irq(&c->lock);
+	/* Hits served without the lock count from here on. */
+	__tac_fold_all(c);
 	tac_policy_stats(c->policy, &ps);
 	n = c->n;
 	/*
@@ -729,8 +735,9 @@ static void tac_status(struct dm_target *ti, status_type_t type,
 		       ps.coldest_temp, health[h]);
 		DMEMIT(" %s %llu %llu %llu %llu", cleaner[cl], rate, n.commits,
 		       seq, n.cleaner_writes);
-		DMEMIT(" %llu %llu %llu %u", n.random_read_hits,
-		       n.random_read_misses, n.deferred_checks, split_target);
+		DMEMIT(" %llu %llu %llu %u %llu", n.random_read_hits,
+		       n.random_read_misses, n.deferred_checks, split_target,
+		       n.lockless_hits);
 		break;
 
 	case STATUSTYPE_TABLE:
@@ -869,6 +876,7 @@ static int tac_msg_heat(struct tac_cache *c, unsigned int argc, char **argv,
 	if (!recs)
 		return -ENOMEM;
 	spin_lock_irq(&c->lock);
+	__tac_fold_all(c);
 	got = tac_policy_hottest(c->policy, recs, n);
 	spin_unlock_irq(&c->lock);
 	for (i = 0; i < got; i++)
@@ -907,6 +915,7 @@ static int tac_message(struct dm_target *ti, unsigned int argc, char **argv,
 	}
 	if (!strcasecmp(argv[0], "reset_stats") && argc == 1) {
 		spin_lock_irq(&c->lock);
+		__tac_fold_all(c);	/* hits before, counted before */
 		memset(&c->n, 0, sizeof(c->n));
 		tac_policy_reset_stats(c->policy);
 		spin_unlock_irq(&c->lock);

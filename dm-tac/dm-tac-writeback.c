@@ -419,7 +419,7 @@ static enum tac_cleaner_state __clean_goal(struct tac_cache *c)
 	if (dirty > high || (c->cleaner == CLEANER_THRESHOLD && dirty > low))
 		return CLEANER_THRESHOLD;
 	if (c->tun.clean_idle_ms &&
-	    time_after_eq(jiffies, c->last_io +
+	    time_after_eq(jiffies, READ_ONCE(c->last_io) +
 			  msecs_to_jiffies(c->tun.clean_idle_ms)))
 		return CLEANER_IDLE_CLEAN;
 	return CLEANER_IDLE;

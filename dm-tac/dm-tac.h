@@ -23,6 +23,7 @@
 #include <linux/mutex.h>
 #include <linux/jump_label.h>
 #include <linux/refcount.h>
+#include <linux/seqlock.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/uuid.h>
@@ -119,7 +120,8 @@ struct tac_tunables {
 
 /*
  * Per cache block state (c->cb_state[], under c->lock; the readers' count
- * may also go down without it, see tac_unshare_fast()).  What each bit
+ * may also change without it, see tac_try_share_fast() and
+ * tac_unshare_fast()).  What each bit
  * means and who may set it is the contract at the top of
  * dm-tac-blocks.c; the metadata and write-back code use it through the
  * functions declared below (and read it with tac_cb()), never by
@@ -144,6 +146,24 @@ struct tac_tunables {
  */
 #define CB_SHARE_BLOCKERS (CB_WRITER | CB_PENDING | CB_DOOMED | CB_WAITERS)
 #define CB_OWN_BLOCKERS	(CB_READERS | CB_SHARE_BLOCKERS)
+
+/*
+ * Read hits served without c->lock (tac_read_hit_fast()), logged per CPU
+ * for the policy and the counters, and folded into them in order under
+ * c->lock, by the next map() of that CPU that takes it, when a log is
+ * full, and before the status, "heat" or a suspend reads what they feed
+ * (__tac_fold_hits()).
+ */
+#define TAC_HIT_LOG	32
+
+struct tac_hit_log {
+	spinlock_t lock;		/* inside c->lock; irq-safe */
+	u32 nr;
+	struct {
+		u64 oblock;
+		u32 cblock;
+	} hit[TAC_HIT_LOG];
+};
 
 /* Recent sequential streams, per direction (dm-tac-io.c). */
 #define TAC_STREAMS	16
@@ -264,6 +284,7 @@ struct tac_counters {
 	u64 random_read_misses;
 	u64 cleaner_writes;	/* origin writes issued by the cleaner */
 	u64 deferred_checks;	/* hits checked off the disk's interrupt */
+	u64 lockless_hits;	/* read hits served without c->lock */
 };
 
 struct tac_cache {
@@ -294,7 +315,8 @@ struct tac_cache {
 	u32 disk_dirty;			/* blocks with CB_DISK_DIRTY */
 	unsigned long *md_changed;	/* map pages to write at commit */
 	struct bio_list commit_waiters;	/* flushes and FUA writes */
-	unsigned long last_io;		/* jiffies of the last user I/O */
+	unsigned long last_io;		/* jiffies of the last user I/O (also
+					 * set by hits without the lock) */
 	enum tac_cleaner_state cleaner;
 	u64 clean_cursor;		/* origin block the cleaner goes on at */
 	u64 clean_rate;			/* blocks per second, last interval */
@@ -306,6 +328,13 @@ struct tac_cache {
 	struct tac_tunables tun;
 	struct tac_policy *policy;
 	u16 *cb_state;			/* per cache block, CB_* */
+	/*
+	 * Bumped (odd, then even) around every change of which cache block
+	 * maps which origin block (dm-tac-blocks.c): a reader without the
+	 * lock trusts what it found only if it did not move meanwhile.
+	 */
+	seqcount_spinlock_t map_seq;
+	struct tac_hit_log __percpu *hit_log;
 	u32 *crc;			/* per unit: see TAC_CRC_UNKNOWN */
 	u32 *wtrack;			/* origin writes in flight, hashed */
 	struct bio_list parked[TAC_PARK_SIZE];	/* bios waiting for a block */
@@ -446,6 +475,7 @@ enum tac_lookup __tac_lookup(struct tac_cache *c, u64 oblock, u32 *cb,
 			     bool use);
 bool __tac_is_dirty(struct tac_cache *c, u32 cb);
 bool __tac_try_share(struct tac_cache *c, u32 cb);
+bool tac_try_share_fast(struct tac_cache *c, u32 cb);
 bool __tac_try_own(struct tac_cache *c, u32 cb);
 bool __tac_cache_writable(struct tac_cache *c, u32 cb, bool dirty);
 bool __tac_wait_cleaner(struct tac_cache *c, u32 cb);
@@ -459,6 +489,7 @@ void __tac_defer(struct tac_cache *c, struct bio *bio);
 void __tac_wake_all(struct tac_cache *c);
 void __tac_unshare(struct tac_cache *c, u32 cb);
 bool tac_unshare_fast(struct tac_cache *c, u32 cb);
+void tac_unshare(struct tac_cache *c, u32 cb);
 void __tac_disown(struct tac_cache *c, u32 cb);
 bool __tac_clean_start(struct tac_cache *c, u32 cb, u64 oblock);
 void __tac_clean_read_done(struct tac_cache *c, u32 cb, bool write);
@@ -537,6 +568,7 @@ static inline void tac_io_kick(struct tac_cache *c)
 int tac_io_init(struct tac_cache *c);
 void tac_io_exit(struct tac_cache *c);
 void tac_io_drain(struct tac_cache *c);
+void __tac_fold_all(struct tac_cache *c);
 int tac_map(struct dm_target *ti, struct bio *bio);
 int tac_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
 

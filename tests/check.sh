@@ -16,9 +16,10 @@
 #                   VM; tests/install/check.sh host)
 #     vm:KVER       VM selftests (tests/selftests) on kernel 6.1 or 6.12
 #     vm2:KVER      the VM selftests that need two CPUs to race
-#                   (VM2_TESTS, default tac_coherence.sh and
+#                   (VM2_TESTS, default tac_coherence.sh,
 #                   tac_streams.sh, whose reader moves between CPUs
-#                   while its split requests wait), in a VM of
+#                   while its split requests wait, and tac_lockless.sh,
+#                   hits without the lock racing remaps), in a VM of
 #                   their own with 2 CPUs after the other VMs; a vm:KVER
 #                   part then leaves them out
 #     crash:SPEC    a part of tests/crash/check.sh: selftest,
@@ -105,7 +106,7 @@ run_lanes() {
 	fi
 }
 
-VM2_TESTS=${VM2_TESTS:-tac_coherence.sh tac_streams.sh}
+VM2_TESTS=${VM2_TESTS:-tac_coherence.sh tac_streams.sh tac_lockless.sh}
 TAC_TEST_TIMEOUT=${TAC_TEST_TIMEOUT:-600}
 SELFTEST_VM_TIMEOUT=${VM_TIMEOUT:-2400}
 ONE_KERNEL_TESTS=${ONE_KERNEL_TESTS-tac_tacmeta.sh tac_activate.sh}

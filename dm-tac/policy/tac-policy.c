@@ -914,9 +914,12 @@ static int tac_lookup(struct tac_policy *p, tac_oblock_t oblock,
 static bool tac_would_admit(struct tac_policy *p, tac_oblock_t oblock)
 {
 	struct tac *tac = to_tac(p);
-	u32 t = tac_temp_get(&tac->temps,
-			     tac_extent_of(tac, from_oblock(oblock)));
+	u32 t;
 
+	/* Asked again with nothing in between: the same answer. */
+	if (tac->pending.valid && tac->pending.oblock == oblock)
+		return tac->pending.r >= 0;
+	t = tac_temp_get(&tac->temps, tac_extent_of(tac, from_oblock(oblock)));
 	/* Keying used blocks again changes no mapping: kept for admit(). */
 	tac->pending.r = tac_decide(tac, t, &tac->pending.victim,
 				    &tac->pending.against);

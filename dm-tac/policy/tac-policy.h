@@ -104,8 +104,9 @@ struct tac_policy_ops {
 	 * Would admit(@oblock) succeed now?  Used by the target to decide
 	 * whether a multi-block bio must be split.  It changes no mapping
 	 * and no counter, and admit() of the same block with no other call
-	 * in between agrees with it; it may change the order in which
-	 * blocks are evicted (TAC keys used blocks again on the way).
+	 * in between agrees with it, as does would_admit() of the same block
+	 * again (which decides nothing anew); it may change the order in
+	 * which blocks are evicted (TAC keys used blocks again on the way).
 	 */
 	bool (*would_admit)(struct tac_policy *p, tac_oblock_t oblock);
 

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# A read hit lets go of its block in its completion without the cache's
-# lock, and readers are no longer holds in the policy: a clean block being
+# A read hit takes its block and lets go of it without the cache's lock,
+# and readers are no longer holds in the policy: a clean block being
 # read may be chosen as a victim.  Such a victim must not take new data
 # under its readers: it leaves the cache (an invalidation), is freed when
 # they are done, and the block that wanted its place is not admitted.
@@ -88,9 +88,12 @@ PY
 # The cache's reads from now on are held 5 s.
 delay_set tachr_c "$cache_raw" 5000 0
 inv0=$(tac_stat tachr invalidations)
+lk0=$(tac_stat tachr lockless_hits)
 got=$(python3 "$_scratch/reads.py" "$dev" "$origin" 0 "$total" 1536 256)
 check_eq "held hits and the reads admitted over them return the origin's bytes" \
 	ok "$got"
+check_ge "...the held hits taken without the cache's lock" \
+	$((lk0 + total / 2)) "$(tac_stat tachr lockless_hits)"
 check_ge "...and victims still being read left the cache" $((inv0 + 1)) \
 	"$(tac_stat tachr invalidations)"
 check_eq "...with no cache error" 0 "$(tac_stat tachr cache_errors)"

@@ -4,6 +4,8 @@
 # The hit path, counted exactly: a working set read once is promoted
 # block for block; read again it is served from the cache device only
 # (the origin's read counter does not move), whatever the request size;
+# a read of one whole block is served without the cache's lock, others
+# under it;
 # write-through writes to cached blocks reach both devices; data read
 # through the target always equals the origin's.
 
@@ -33,6 +35,8 @@ check_eq "first pass: 1000 blocks used" 1000 "$(tac_stat tachit used)"
 r0=$(reads "$origin")
 dd if="$dev" of=/dev/null bs=4k skip=1024 count=1000 iflag=direct status=none
 check_eq "second pass: 1000 read hits" 1000 "$(tac_stat tachit read_hits)"
+check_eq "second pass: all 1000 served without the cache's lock" 1000 \
+	"$(tac_stat tachit lockless_hits)"
 check_eq "second pass: no new misses" 1000 "$(tac_stat tachit read_misses)"
 check_eq "second pass: no origin reads" "$r0" "$(reads "$origin")"
 
@@ -41,6 +45,8 @@ dd if="$dev" of=/dev/null bs=64k skip=64 count=62 iflag=direct status=none
 check_eq "64 KiB requests over cached blocks: 992 more hits" 1992 \
 	"$(tac_stat tachit read_hits)"
 check_eq "64 KiB requests: still no origin reads" "$r0" "$(reads "$origin")"
+check_eq "64 KiB requests: split, so served under the lock" 1000 \
+	"$(tac_stat tachit lockless_hits)"
 
 # A read of part of a 4 KiB unit is a hit too: the whole unit is read
 # into dm-tac's own pages and checked against its checksum there.
@@ -54,6 +60,8 @@ check_eq "...with no origin read" "$r0" "$(reads "$origin")"
 check_eq "...and the origin's data" "$want" "$got"
 check_eq "...checked against its unit's checksum (no cache error)" 0 \
 	"$(tac_stat tachit cache_errors)"
+check_eq "...through our pages, so under the lock" 1000 \
+	"$(tac_stat tachit lockless_hits)"
 
 # A read spanning cached and uncached blocks: hits for the cached ones.
 dmsetup message tachit 0 reset_stats
@@ -102,6 +110,8 @@ dmsetup message tachit 0 mode passthrough
 dmsetup message tachit 0 reset_stats
 dd if="$dev" of=/dev/null bs=4k skip=1024 count=100 iflag=direct status=none
 check_eq "passthrough: no hits on cached blocks" 0 "$(tac_stat tachit read_hits)"
+check_eq "passthrough: none without the lock either" 0 \
+	"$(tac_stat tachit lockless_hits)"
 check_eq "passthrough: 100 misses" 100 "$(tac_stat tachit read_misses)"
 check_eq "passthrough: no promotions" 0 "$(tac_stat tachit promotions)"
 
@@ -133,6 +143,8 @@ if nullb_dev lcache 64 20000; then
 	dmsetup message tachitl 0 reset_stats
 	read_scattered "$devl" 8192 64 64
 	check_eq "64 KiB blocks: 64 read hits" 64 "$(tac_stat tachitl read_hits)"
+	check_eq "64 KiB blocks: each a hit without the lock" 64 \
+		"$(tac_stat tachitl lockless_hits)"
 	# With one CPU, null_blk's timer completes in hard-irq context.
 	if [ "$(nproc)" = 1 ]; then
 		check_eq "64 KiB blocks: each hit checked off the interrupt (deferred_checks)" \

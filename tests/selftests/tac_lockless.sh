@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Read hits without the cache's lock, racing every change of mapping.  A
+# reader finds its block in the policy's hash without the lock, takes it
+# with one atomic operation, and trusts it only if no mapping changed in
+# between (dm-tac-blocks.c, "A hit without the lock").  Here the blocks
+# of a small hot set move all the time: an "invalidate" message unmaps
+# every clean block several times a second, and the hot reads fill them
+# again into other cache blocks, while a write-through writer rewrites
+# part of the set (a writer takes its block only if no reader holds it)
+# and cold reads evict.  Every 4 KiB block carries fio's verify header
+# (its offset, a crc32c of the whole block): a hit that read another
+# block's data, or a block half rewritten, fails the check.
+#
+# The cache device is null_blk completing from a timer (irqmode=2, 20
+# us), so completions come from another context while map() runs, as a
+# real SSD's do; the test needs 2 CPUs to race at all.
+
+. "$(dirname "$0")/lib.sh"
+require dmsetup losetup fio
+
+scratch_dev origin 32 || ksft_skip "no loop devices"
+nullb_dev cache 4 20000 || ksft_skip "no null_blk"
+dev=/dev/mapper/taclk
+[ "$(nproc)" -ge 2 ] || diag "one CPU: the races below cannot happen"
+
+# Every block of the origin with a verify header.
+fio --name=fill --filename="$origin" --direct=1 --ioengine=libaio \
+	--rw=write --bs=4k --iodepth=16 --verify=crc32c --do_verify=0 \
+	--output=/dev/null
+tac_create taclk "$origin" "$cache" 8 mode writethrough fill_threshold 100 \
+	admit_margin 0 max_cache_inflight 65536 ||
+	ksft_skip "cannot create the device"
+dmsetup message taclk 0 reset_stats
+
+stop=$_scratch/stop
+invalidate() {
+	while [ ! -e "$stop" ]; do
+		dmsetup message taclk 0 invalidate
+		nap 0.1
+	done
+}
+rm -f "$stop"
+invalidate &
+inv_pid=$!
+
+# Hot reads of 1 MiB (2 jobs), a writer of its first 256 KiB, cold reads
+# of the rest: 20 s.
+fio --filename="$dev" --direct=1 --ioengine=libaio --bs=4k \
+	--verify=crc32c --verify_fatal=1 --time_based --runtime=20 \
+	--randrepeat=0 --group_reporting --output="$_scratch/fio.out" \
+	--name=hot --rw=randread --size=1M --numjobs=2 --iodepth=16 \
+	--name=write --rw=randwrite --size=256k --numjobs=1 --iodepth=4 \
+	--verify_backlog=64 \
+	--name=cold --rw=randread --offset=4M --size=28M --numjobs=1 \
+	--iodepth=4
+rc=$?
+touch "$stop"
+wait "$inv_pid"
+
+check_eq "every read verified (offset and crc32c of each 4 KiB block)" 0 "$rc"
+[ "$rc" = 0 ] || diag "$(grep -iE 'verify|error|bad' "$_scratch/fio.out" | head -n 5)"
+check_eq "no cache error (the checksums of every hit matched)" 0 \
+	"$(tac_stat taclk cache_errors)"
+hits=$(tac_stat taclk read_hits)
+lockless=$(tac_stat taclk lockless_hits)
+diag "read hits $hits, of which without the lock $lockless; invalidations $(tac_stat taclk invalidations)"
+check_ge "hits were served without the lock" 1000 "$lockless"
+check_ge "...and some under it (blocks in flux)" 1 $((hits - lockless))
+check_ge "blocks were unmapped under the readers" 1000 \
+	"$(tac_stat taclk invalidations)"
+
+# What the target shows is what the origin holds, after it all.
+check_eq "the target reads as the origin does" \
+	"$(dev_md5 "$origin" 0 32)" "$(dev_md5 "$dev" 0 32)"
+
+tap_done
