@@ -66,9 +66,11 @@ check_eq "no cache error (the checksums of every hit matched)" 0 \
 hits=$(tac_stat taclk read_hits)
 lockless=$(tac_stat taclk lockless_hits)
 diag "read hits $hits, of which without the lock $lockless; invalidations $(tac_stat taclk invalidations)"
-check_ge "hits were served without the lock" 1000 "$lockless"
+# At least 100 of each: about 13,000 and 11,000 under TCG, 600 and 1,600
+# on a KASAN and lockdep kernel (make check-debug).
+check_ge "hits were served without the lock" 100 "$lockless"
 check_ge "...and some under it (blocks in flux)" 1 $((hits - lockless))
-check_ge "blocks were unmapped under the readers" 1000 \
+check_ge "blocks were unmapped under the readers" 100 \
 	"$(tac_stat taclk invalidations)"
 
 # What the target shows is what the origin holds, after it all.
