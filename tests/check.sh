@@ -29,8 +29,12 @@
 #   ONE_KERNEL_TESTS="..."    VM selftests run on the first vm:KVER part's
 #                             kernel only (default tac_tacmeta.sh
 #                             tac_activate.sh: the user-space tools, and
-#                             make check's 30 minutes; "" runs them on
-#                             every kernel; a lone vm:KVER runs them)
+#                             tac_lockless.sh, whose races need the 2
+#                             CPUs of vm2:6.1 and which tac_hits.sh and
+#                             tac_hit_release.sh already run on both
+#                             kernels; make check's 30 minutes; "" runs
+#                             them on every kernel; a lone vm:KVER runs
+#                             them)
 #   TESTS="tac_hits.sh ..."   only these VM selftests
 #   TORTURE_SECONDS=N         passed on to tac_torture.sh in the VMs
 #   TACMETA_IMAGES=N          randomly damaged images tac_tacmeta.sh
@@ -109,7 +113,7 @@ run_lanes() {
 VM2_TESTS=${VM2_TESTS:-tac_coherence.sh tac_streams.sh tac_lockless.sh}
 TAC_TEST_TIMEOUT=${TAC_TEST_TIMEOUT:-600}
 SELFTEST_VM_TIMEOUT=${VM_TIMEOUT:-2400}
-ONE_KERNEL_TESTS=${ONE_KERNEL_TESTS-tac_tacmeta.sh tac_activate.sh}
+ONE_KERNEL_TESTS=${ONE_KERNEL_TESTS-tac_tacmeta.sh tac_activate.sh tac_lockless.sh}
 
 # vm_tests KVER LANE: the selftests lane LANE (1..VM_SPLIT) of KVER's
 # VM runs, by name order, dealt out in turn; the 2-CPU ones and those of
