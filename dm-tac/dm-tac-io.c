@@ -49,56 +49,98 @@ enum { PARKED_READ, PARKED_WRITE, PARKED_DISCARD };
  * and the remainder takes its record by that range.  The table keeps the
  * last TAC_RESTS splits whose remainder has not come back; a remainder
  * whose record was pushed out (that many splits in flight) is classified
- * again.  Verdicts only choose where clean data is read from, what is
- * promoted and how it is counted: a wrong match costs speed, never data.
- * Caller of both holds c->lock.
+ * again.  A read split without the lock (tac_read_hit_fast()) gets its
+ * record only when its CPU's log is folded, and its remainder may have
+ * been served on another CPU before that: such a record is dropped after
+ * a second, so that none is kept for ever (each would cost every hit a
+ * look through the table).  Verdicts only choose where clean data is
+ * read from, what is promoted and how it is counted: a wrong match costs
+ * speed, never data.  Callers hold c->lock.
  */
+
+/*
+ * A record for a new remainder ending at @end, kept until taken, or until
+ * @expires (jiffies) if not 0: a free record, or else the next in turn.
+ */
+static int __tac_new_rest(struct tac_cache *c, sector_t end, bool write,
+			  bool stream, bool around, bool random,
+			  unsigned long expires)
+{
+	struct tac_rest *r;
+	int i;
+
+	for (i = 0; i < TAC_RESTS; i++)
+		if (!c->rests[i].start)
+			break;
+	if (i < TAC_RESTS)
+		c->nr_rests++;
+	else
+		i = c->rest_next++ % TAC_RESTS;
+	r = &c->rests[i];
+	r->end = end;
+	r->expires = expires;
+	r->write = write;
+	r->stream = stream;
+	r->around = around;
+	r->random = random;
+	return i;
+}
 
 /* Only map() may split (@ti); the worker only sees bios within a block. */
 static void __tac_split(struct dm_target *ti, struct tac_cache *c,
 			struct bio *bio, sector_t sectors)
 {
 	struct tac_bio *pb = tac_pb(bio);
-	struct tac_rest *r;
-	int i;
 
 	lockdep_assert_held(&c->lock);
 	if (WARN_ON_ONCE(!ti))
 		return;
-	if (pb->rest) {
-		/*
-		 * Cut again in this map (a miss run, then the promotion
-		 * cap): dm core's remainder starts at the new cut and still
-		 * ends where the bio did.
-		 */
-		r = &c->rests[pb->rest - 1];
-	} else {
-		/* A free record, or else the oldest one. */
-		for (i = 0; i < TAC_RESTS; i++)
-			if (!c->rests[i].start)
-				break;
-		if (i < TAC_RESTS)
-			c->nr_rests++;
-		else
-			i = c->rest_next++ % TAC_RESTS;
-		r = &c->rests[i];
-		r->end = bio_end_sector(bio);
-		r->write = op_is_write(bio_op(bio));
-		r->stream = pb->stream;
-		r->around = pb->around;
-		r->random = pb->random;
-		pb->rest = i + 1;
-	}
-	r->start = bio->bi_iter.bi_sector + sectors;
+	/*
+	 * Cut again in this map (a miss run, then the promotion cap): dm
+	 * core's remainder starts at the new cut and still ends where the
+	 * bio did.
+	 */
+	if (!pb->rest)
+		pb->rest = __tac_new_rest(c, bio_end_sector(bio),
+					  op_is_write(bio_op(bio)), pb->stream,
+					  pb->around, pb->random, 0) + 1;
+	c->rests[pb->rest - 1].start = bio->bi_iter.bi_sector + sectors;
 	dm_accept_partial_bio(bio, sectors);
 }
 
-/* Is @bio a split's remainder?  Then it takes the request's verdicts. */
+/* Free @r if it is past its time; true if so (or free already). */
+static bool __tac_rest_expired(struct tac_cache *c, struct tac_rest *r)
+{
+	if (!r->start)
+		return true;
+	if (!r->expires || time_before_eq(jiffies, r->expires))
+		return false;
+	WRITE_ONCE(r->start, 0);
+	c->nr_rests--;
+	return true;
+}
+
+/* Records past their time are dropped (Splits above). */
+static void __tac_expire_rests(struct tac_cache *c)
+{
+	int i;
+
+	for (i = 0; c->nr_rests && i < TAC_RESTS; i++)
+		__tac_rest_expired(c, &c->rests[i]);
+}
+
+/*
+ * Is @bio a split's remainder?  Then it takes the request's verdicts.
+ * Of several records of its range, one kept until taken first: another
+ * remainder of that range may take a fold's record, whose own remainder
+ * may never come (it is dropped in time), but every split under the lock
+ * has its remainder come back.
+ */
 static bool __tac_take_rest(struct tac_cache *c, struct bio *bio, bool write)
 {
 	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
 	struct tac_bio *pb = tac_pb(bio);
-	struct tac_rest *r;
+	struct tac_rest *r, *found = NULL;
 	int i;
 
 	/* Most bios were never split: no record to look through. */
@@ -106,17 +148,22 @@ static bool __tac_take_rest(struct tac_cache *c, struct bio *bio, bool write)
 		return false;
 	for (i = 0; i < TAC_RESTS; i++) {
 		r = &c->rests[i];
-		if (r->start == start && r->end == end && r->write == write &&
-		    start) {
-			r->start = 0;
-			c->nr_rests--;
-			pb->stream = r->stream;
-			pb->around = r->around;
-			pb->random = r->random;
-			return true;
-		}
+		if (__tac_rest_expired(c, r) || r->start != start ||
+		    r->end != end || r->write != write)
+			continue;
+		if (!found || !r->expires)
+			found = r;
+		if (!r->expires)
+			break;
 	}
-	return false;
+	if (!found)
+		return false;
+	WRITE_ONCE(found->start, 0);
+	c->nr_rests--;
+	pb->stream = found->stream;
+	pb->around = found->around;
+	pb->random = found->random;
+	return true;
 }
 
 /*
@@ -998,23 +1045,48 @@ static int tac_remap_hit(struct tac_cache *c, struct bio *bio, u32 cb)
  */
 static void __tac_fold_hits(struct tac_cache *c, struct tac_hit_log *log)
 {
+	bool random, multi_random = false;
 	u32 i;
 
 	lockdep_assert_held(&c->lock);
 	spin_lock(&log->lock);
 	for (i = 0; i < log->nr; i++) {
+		u32 nr = log->hit[i].nr;
 		enum tac_class class;
 
 		class = tac_policy_hit(c->policy,
-				       to_oblock(log->hit[i].oblock),
+				       to_oblock(log->hit[i].oblock), nr,
 				       to_cblock(log->hit[i].cblock));
+		/*
+		 * A later block of a read takes its first block's class: the
+		 * last read of several blocks in this log, since a log has at
+		 * most one whose remainder is still to come.
+		 */
+		random = nr ? class == TAC_RANDOM : multi_random;
+		if (nr > 1)
+			multi_random = random;
 		c->n.read_hits++;
 		c->n.lockless_hits++;
-		if (class == TAC_RANDOM)
+		if (random)
 			c->n.random_read_hits++;
 	}
 	log->nr = 0;
+	/*
+	 * The remainder still to come of the last of them takes the locked
+	 * way now, with its read's verdicts: not a stream (too small), and
+	 * the class just folded.  The record is made before the log forgets
+	 * the remainder, under log->lock, which tac_read_hit_fast() takes
+	 * before it looks for either.
+	 */
+	if (log->rest_start) {
+		i = __tac_new_rest(c, log->rest_end, false, false, false,
+				   multi_random, (jiffies + HZ) | 1);
+		WRITE_ONCE(c->rests[i].start, log->rest_start);
+		log->rest_start = 0;
+	}
 	spin_unlock(&log->lock);
+	if (c->nr_rests)
+		__tac_expire_rests(c);
 }
 
 /* In map(), before this CPU's next request counts: keeps their order. */
@@ -1055,34 +1127,43 @@ static bool tac_maybe_rest(struct tac_cache *c, struct bio *bio)
 
 /*
  * A read hit without c->lock (the contract at the top of dm-tac-blocks.c,
- * "A hit without the lock"): a new request from map() (not a split's
- * remainder, whose request was counted) of one block, cached and
- * readable, outside passthrough, and whose checksums, if checked, cover
- * whole units.  Anything else, and a hit whose block moved while it was
- * taken, goes the locked way (-EAGAIN), as does a hit finding its CPU's
- * log full and not yet folded.  What the locked way does for a hit under
- * the lock, the policy's request() and lookup() and the counters, is
- * logged for this CPU and folded later, in order (__tac_fold_hits()).
+ * "A hit without the lock"): a read from map() too small to be part of a
+ * stream (__tac_stream()), which leaves it no verdict but its class;
+ * its first block cached and readable, outside passthrough, and whose
+ * checksums, if checked, cover whole units.  A read of several blocks is
+ * served one block here, and split: dm core brings the remainder back to
+ * map(), which serves it the same way if it finds the same log before
+ * that log is folded, and the locked way otherwise (the fold made it a
+ * record of c->rests; a remainder that moved to another CPU before that
+ * is counted as a request of its own: a verdict wrong, never data).
+ * Anything else, and a hit whose block moved while it was taken, goes
+ * the locked way (-EAGAIN), as does a hit finding its CPU's log full and
+ * not yet folded.  What the locked way does for a hit under the lock,
+ * the policy's request() and lookup() and the counters, is logged for
+ * this CPU and folded later, in order (__tac_fold_hits()).
  *
- * Cost per hit: no lock of the cache's; one cmpxchg to take the block
+ * Cost per block: no lock of the cache's; one cmpxchg to take the block
  * and one to let go of it (tac_unshare_fast()), the cache's inflight
- * count up and down, and this CPU's log lock; one hash walk.
+ * count up and down, and this CPU's log lock; one hash walk; and while
+ * records of remainders exist, two looks through them (tac_maybe_rest()).
  */
 static int tac_read_hit_fast(struct tac_cache *c, struct bio *bio)
 {
 	struct tac_bio *pb = tac_pb(bio);
 	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
-	u64 b0 = start >> c->block_shift;
+	u64 b0 = start >> c->block_shift, bl = (end - 1) >> c->block_shift;
+	sector_t first_end = (b0 + 1) << c->block_shift;
 	struct tac_hit_log *log;
 	tac_cblock_t cblock;
 	unsigned long flags;
 	unsigned int seq;
-	bool verify, logged = false, full = false;
+	bool verify, cont, logged = false, full = false;
 	u32 cb;
 
 	if (READ_ONCE(c->mode) == TAC_MODE_PASSTHROUGH ||
-	    (end - 1) >> c->block_shift != b0 || b0 >= c->nr_oblocks ||
-	    tac_maybe_rest(c, bio))
+	    end - start >= max_t(sector_t, TAC_STREAM_MIN_SECTORS,
+				 3 * c->block_sectors) ||
+	    bl >= c->nr_oblocks || tac_maybe_rest(c, bio))
 		return -EAGAIN;
 	seq = raw_read_seqcount(&c->map_seq);
 	if ((seq & 1) || tac_policy_peek(c->policy, to_oblock(b0), &cblock))
@@ -1094,13 +1175,29 @@ static int tac_read_hit_fast(struct tac_cache *c, struct bio *bio)
 	verify = tac_policy_peek_dirty(c->policy, cblock) ||
 		 READ_ONCE(c->tun.verify_reads);
 	if (!read_seqcount_retry(&c->map_seq, seq) &&
-	    (!verify || tac_units_aligned(c, start, end))) {
+	    (!verify || tac_units_aligned(c, start, min(end, first_end)))) {
 		log = raw_cpu_ptr(c->hit_log);
 		spin_lock_irqsave(&log->lock, flags);
-		if (log->nr < TAC_HIT_LOG) {
+		cont = log->rest_start && log->rest_start == start &&
+		       log->rest_end == end;
+		/*
+		 * Not this CPU's remainder: a new read, unless it is one
+		 * whose record a fold just made; of several blocks only
+		 * while no other read's remainder is to come here.
+		 */
+		if (log->nr < TAC_HIT_LOG &&
+		    (cont || (!tac_maybe_rest(c, bio) &&
+			      (end <= first_end || !log->rest_start)))) {
 			log->hit[log->nr].oblock = b0;
 			log->hit[log->nr].cblock = cb;
+			log->hit[log->nr].nr = cont ? 0 : bl - b0 + 1;
 			full = ++log->nr == TAC_HIT_LOG;
+			if (end > first_end) {
+				log->rest_start = first_end;
+				log->rest_end = end;
+			} else if (cont) {
+				log->rest_start = 0;
+			}
 			logged = true;
 		}
 		spin_unlock_irqrestore(&log->lock, flags);
@@ -1109,6 +1206,8 @@ static int tac_read_hit_fast(struct tac_cache *c, struct bio *bio)
 		tac_unshare(c, cb);
 		return -EAGAIN;
 	}
+	if (end > first_end)
+		dm_accept_partial_bio(bio, first_end - start);
 	if (full) {
 		spin_lock_irqsave(&c->lock, flags);
 		__tac_fold_hits(c, log);

@@ -152,16 +152,23 @@ struct tac_tunables {
  * for the policy and the counters, and folded into them in order under
  * c->lock, by the next map() of that CPU that takes it, when a log is
  * full, and before the status, "heat" or a suspend reads what they feed
- * (__tac_fold_hits()).
+ * (__tac_fold_hits()).  A read of several blocks is served one block per
+ * map(), as dm core brings back the remainder of each split: its first
+ * block is logged with the read's length (nr), the others with nr 0, and
+ * the remainder still to come is the log's rest_start..rest_end (start 0:
+ * none).  A fold turns that into a record of c->rests, which the
+ * remainder then takes the locked way.
  */
 #define TAC_HIT_LOG	32
 
 struct tac_hit_log {
 	spinlock_t lock;		/* inside c->lock; irq-safe */
 	u32 nr;
+	sector_t rest_start, rest_end;
 	struct {
 		u64 oblock;
 		u32 cblock;
+		u32 nr;			/* blocks of its read; 0: a later one */
 	} hit[TAC_HIT_LOG];
 };
 
@@ -180,6 +187,7 @@ struct tac_stream {
 
 struct tac_rest {
 	sector_t start, end;		/* the remainder's range; start 0: free */
+	unsigned long expires;		/* jiffies; 0: kept until taken */
 	bool write;
 	bool stream, around, random;	/* its request's verdicts */
 };

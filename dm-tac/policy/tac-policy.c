@@ -882,10 +882,11 @@ static void tac_mark_used(struct tac *tac, u32 cb)
 }
 
 static enum tac_class tac_hit(struct tac_policy *p, tac_oblock_t oblock,
-			      tac_cblock_t cblock)
+			      u32 nr, tac_cblock_t cblock)
 {
 	struct tac *tac = to_tac(p);
-	enum tac_class class = tac_request(p, oblock, 1, false);
+	enum tac_class class = nr ? tac_request(p, oblock, nr, false) :
+				    TAC_RANDOM;
 	u32 cb = from_cblock(cblock);
 
 	if (cb < tac->nr_blocks && tac_hash_find(tac, oblock) == cb)

@@ -142,16 +142,18 @@ struct tac_policy_ops {
 	 * can run meanwhile (the caller excludes writers of the block).
 	 *
 	 * hit(): the rest of the hit, under the caller's lock, later: what
-	 * request(@oblock, 1, false) then lookup(@oblock, record_hit true)
+	 * request(@oblock, @nr, false) then lookup(@oblock, record_hit true)
 	 * would have done, except that if @cblock no longer maps @oblock the
-	 * use counts for nothing (and a ghost never votes).  Returns the
-	 * class request() gave.
+	 * use counts for nothing (and a ghost never votes).  @nr is the
+	 * blocks of the read whose first block @oblock is; 0 for a later
+	 * block of a read whose first block was counted (no request()).
+	 * Returns the class request() gave, TAC_RANDOM for @nr 0.
 	 */
 	int (*peek)(struct tac_policy *p, tac_oblock_t oblock,
 		    tac_cblock_t *cblock);
 	bool (*peek_dirty)(struct tac_policy *p, tac_cblock_t cblock);
 	enum tac_class (*hit)(struct tac_policy *p, tac_oblock_t oblock,
-			      tac_cblock_t cblock);
+			      u32 nr, tac_cblock_t cblock);
 
 	/* MAPPED -> DETACHED.  The caller stops using the data later. */
 	void (*unmap)(struct tac_policy *p, tac_cblock_t cblock);
@@ -286,10 +288,10 @@ static inline bool tac_policy_peek_dirty(struct tac_policy *p,
 }
 
 static inline enum tac_class tac_policy_hit(struct tac_policy *p,
-					    tac_oblock_t oblock,
+					    tac_oblock_t oblock, u32 nr,
 					    tac_cblock_t cblock)
 {
-	return p->ops->hit(p, oblock, cblock);
+	return p->ops->hit(p, oblock, nr, cblock);
 }
 
 static inline void tac_policy_unmap(struct tac_policy *p, tac_cblock_t cblock)

@@ -4,8 +4,8 @@
 # The hit path, counted exactly: a working set read once is promoted
 # block for block; read again it is served from the cache device only
 # (the origin's read counter does not move), whatever the request size;
-# a read of one whole block is served without the cache's lock, others
-# under it;
+# reads of one whole block, or a few (a database page), are served
+# without the cache's lock, each request counted once, others under it;
 # write-through writes to cached blocks reach both devices; data read
 # through the target always equals the origin's.
 
@@ -48,11 +48,63 @@ check_eq "64 KiB requests: still no origin reads" "$r0" "$(reads "$origin")"
 check_eq "64 KiB requests: split, so served under the lock" 1000 \
 	"$(tac_stat tachit lockless_hits)"
 
+# Reads of a few blocks (8 KiB: a database page; 16 KiB) are served
+# without the lock too, one block per map(), each request counted once.
+rq() { echo $(( $(tac_stat tachit seq_requests) + $(tac_stat tachit random_requests) )); }
+q0=$(rq)
+dd if="$dev" of=/dev/null bs=8k skip=512 count=500 iflag=direct status=none
+check_eq "8 KiB requests over cached blocks: 1000 more hits" 2992 \
+	"$(tac_stat tachit read_hits)"
+check_eq "...all served without the lock" 2000 "$(tac_stat tachit lockless_hits)"
+check_eq "...counted as 500 requests" $((q0 + 500)) "$(rq)"
+dd if="$dev" of=/dev/null bs=16k skip=256 count=250 iflag=direct status=none
+check_eq "16 KiB requests: 1000 more hits, all without the lock" "3992 3000" \
+	"$(tac_stat tachit read_hits lockless_hits)"
+check_eq "...counted as 250 requests" $((q0 + 750)) "$(rq)"
+check_eq "...and still no origin reads" "$r0" "$(reads "$origin")"
+# The same 8 KiB read three times, at the device's start: three
+# requests (a remainder's record must not outlive it).
+p0=$(tac_stat tachit promotions)
+dd if="$dev" of=/dev/null bs=8k count=1 iflag=direct status=none
+wait_stat tachit promotions $((p0 + 2))
+q0=$(rq)
+l0=$(tac_stat tachit lockless_hits)
+for i in 1 2 3; do
+	dd if="$dev" of=/dev/null bs=8k count=1 iflag=direct status=none
+done
+check_eq "8 KiB at sector 0, three times: three requests" $((q0 + 3)) "$(rq)"
+check_eq "...six hits without the lock" $((l0 + 6)) \
+	"$(tac_stat tachit lockless_hits)"
+# 8 KiB over a cached block and the uncached one after it: a hit
+# without the lock, then its remainder misses the locked way, as part of
+# the same request.  (Block 3000 alone, cached first.)
+p0=$(tac_stat tachit promotions)
+dd if="$dev" of=/dev/null bs=4k skip=3000 count=1 iflag=direct status=none
+wait_stat tachit promotions $((p0 + 1))
+q0=$(rq)
+m0=$(tac_stat tachit read_misses)
+h0=$(tac_stat tachit read_hits)
+l0=$(tac_stat tachit lockless_hits)
+dd if="$dev" of=/dev/null bs=8k skip=$((3000 * 4096)) count=1 \
+	iflag=direct,skip_bytes status=none
+check_eq "a hit then a miss in one request: one more hit, without the lock" \
+	"$((h0 + 1)) $((l0 + 1))" "$(tac_stat tachit read_hits lockless_hits)"
+check_eq "...and one more miss" $((m0 + 1)) "$(tac_stat tachit read_misses)"
+check_eq "...in one request" $((q0 + 1)) "$(rq)"
+# The other way round: the miss splits the request under the lock, and
+# its remainder, a hit, is not counted as a request of its own.
+dd if="$dev" of=/dev/null bs=8k skip=$((2999 * 4096)) count=1 \
+	iflag=direct,skip_bytes status=none
+check_eq "a miss then a hit in one request: one more hit" $((h0 + 2)) \
+	"$(tac_stat tachit read_hits)"
+check_eq "...in one request" $((q0 + 2)) "$(rq)"
+
 # A read of part of a 4 KiB unit is a hit too: the whole unit is read
 # into dm-tac's own pages and checked against its checksum there.
 want=$(dd if="$origin" bs=1k skip=$((1024 * 4 + 1)) count=1 iflag=direct status=none | md5sum)
 r0=$(reads "$origin")
 h0=$(tac_stat tachit read_hits)
+l0=$(tac_stat tachit lockless_hits)
 got=$(dd if="$dev" bs=1k skip=$((1024 * 4 + 1)) count=1 iflag=direct status=none | md5sum)
 check_eq "a 1 KiB read inside a cached block is a hit" $((h0 + 1)) \
 	"$(tac_stat tachit read_hits)"
@@ -60,7 +112,7 @@ check_eq "...with no origin read" "$r0" "$(reads "$origin")"
 check_eq "...and the origin's data" "$want" "$got"
 check_eq "...checked against its unit's checksum (no cache error)" 0 \
 	"$(tac_stat tachit cache_errors)"
-check_eq "...through our pages, so under the lock" 1000 \
+check_eq "...through our pages, so under the lock" "$l0" \
 	"$(tac_stat tachit lockless_hits)"
 
 # A read spanning cached and uncached blocks: hits for the cached ones.

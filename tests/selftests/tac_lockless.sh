@@ -18,7 +18,7 @@
 # real SSD's do; the test needs 2 CPUs to race at all.
 
 . "$(dirname "$0")/lib.sh"
-require dmsetup losetup fio
+require dmsetup losetup fio taskset
 
 scratch_dev origin 32 || ksft_skip "no loop devices"
 nullb_dev cache 4 20000 || ksft_skip "no null_blk"
@@ -45,12 +45,19 @@ rm -f "$stop"
 invalidate &
 inv_pid=$!
 
-# Hot reads of 1 MiB (2 jobs), a writer of its first 256 KiB, cold reads
-# of the rest: 12 s.
+# Hot reads of 1 MiB (2 jobs of 4 KiB; and of 8 KiB at odd 4 KiB
+# offsets, and of 16 KiB, as a database's pages on ext4: served a block
+# per map(), each 4 KiB checked against its own header), a writer of its
+# first 256 KiB, cold reads of the rest: 12 s.  (fio verifies reads of
+# fixed sizes only: not bssplit's.)
 fio --filename="$dev" --direct=1 --ioengine=libaio --bs=4k \
-	--verify=crc32c --verify_fatal=1 --time_based --runtime=12 \
+	--verify=crc32c --verify_interval=4k --verify_fatal=1 \
+	--time_based --runtime=12 \
 	--randrepeat=0 --group_reporting --output="$_scratch/fio.out" \
 	--name=hot --rw=randread --size=1M --numjobs=2 --iodepth=16 \
+	--name=page --rw=randread --offset=4k --size=1020k --bs=8k \
+	--iodepth=16 \
+	--name=page16 --rw=randread --size=1M --bs=16k --iodepth=8 \
 	--name=write --rw=randwrite --size=256k --numjobs=1 --iodepth=4 \
 	--verify_backlog=64 \
 	--name=cold --rw=randread --offset=4M --size=28M --numjobs=1 \
@@ -76,5 +83,41 @@ check_ge "blocks were unmapped under the readers" 100 \
 # What the target shows is what the origin holds, after it all.
 check_eq "the target reads as the origin does" \
 	"$(dev_md5 "$origin" 0 32)" "$(dev_md5 "$dev" 0 32)"
+dm_remove taclk
+
+# Remainders that change CPU.  A read of 8 KiB is served a block per
+# map(); when the submission of its first block waits for a tag (a cache
+# device of queue depth 1), the task may wake on the other CPU and bring
+# the remainder there, before its own CPU's log is folded.  The record a
+# fold then makes for it is never taken; it must not stay (each one sends
+# the remainder of every later read of that page the locked way, and
+# costs every hit a look through the table): such records are dropped
+# after a second.  Afterwards, every page read alone on one CPU is
+# served without the lock, both blocks.
+if nullb_dev qcache 4 20000 hw_queue_depth=1 submit_queues=1; then
+	tac_create taclq "$origin" "$qcache" 8 mode writethrough \
+		max_cache_inflight 65536 || ksft_skip "cannot create the device"
+	devq=/dev/mapper/taclq
+	dd if="$devq" of=/dev/null bs=4k count=256 iflag=direct status=none
+	wait_stat taclq promotions 256
+	fio --filename="$devq" --direct=1 --ioengine=libaio --bs=8k \
+		--rw=randread --size=1M --numjobs=4 --iodepth=8 --time_based \
+		--runtime=5 --randrepeat=0 --group_reporting --name=pages \
+		--output=/dev/null
+	sleep 1.5
+	tac_stat taclq read_hits >/dev/null	# a fold: drops what expired
+	read -r h0 l0 < <(tac_stat taclq read_hits lockless_hits)
+	# On one CPU: no remainder of these moves (one that did would be
+	# served the locked way, rightly).
+	taskset -c 0 dd if="$devq" of=/dev/null bs=8k count=128 iflag=direct \
+		status=none
+	read -r h1 l1 < <(tac_stat taclq read_hits lockless_hits)
+	diag "pages read alone: $((h1 - h0)) hits, $((l1 - l0)) without the lock"
+	check_eq "after a load of many CPUs, 128 pages read alone: every block without the lock" \
+		$((l0 + 256)) "$(tac_stat taclq lockless_hits)"
+	dm_remove taclq
+else
+	tap_skip "remainders that change CPU" "null_blk unavailable"
+fi
 
 tap_done

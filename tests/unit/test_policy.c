@@ -1188,23 +1188,24 @@ static void refused_against_a_saturated_victim_still_votes(void)
 /*
  * A hit found without the caller's lock (peek(), then hit() later, in a
  * batch) decides what request() and lookup(record_hit) at once decide:
- * two policies take the same random trace, one plainly, one with its
- * single-block read hits peeked and folded in batches of up to 32 before
- * any other call, as dm-tac folds them.  Every admission, victim and
- * counter agree; peek() agrees with lookup() and peek_dirty() with
- * mapping() all along.
+ * two policies take the same random trace of reads and writes of one to
+ * three blocks, one plainly, one with the reads whose every block is
+ * cached peeked and folded in batches of up to 32 blocks before any other
+ * call, as dm-tac folds them (hit() with the read's length for its first
+ * block, 0 for the others).  Every admission, victim and counter agree;
+ * peek() agrees with lookup() and peek_dirty() with mapping() all along.
  */
 static void hits_folded_in_batches_decide_what_hits_at_once_do(void)
 {
-	u32 seed;
+	u32 seed, multi = 0;
 
 	for (seed = 1; seed <= 20; seed++) {
 		struct tac_params params;
 		struct tac_policy *a, *b;
 		struct tac_policy_stats sa, sb;
-		struct { u64 ob; tac_cblock_t cb; } q[32];
+		struct { u64 ob; u32 nr; tac_cblock_t cb; } q[32];
 		u64 s = rnd_seed(seed);
-		u32 step, nq = 0, folded = 0, i;
+		u32 step, nq = 0, folded = 0, i, k;
 
 		tac_params_default(&params);
 		params.stats_extents = 512;
@@ -1223,54 +1224,76 @@ static void hits_folded_in_batches_decide_what_hits_at_once_do(void)
 			u64 hot = step / 2000 * 40;
 			u64 ob = rnd_below(&s, 4) ? hot + rnd_below(&s, 48) :
 				 1000 + rnd_below(&s, 2000);
-			bool write = !rnd_below(&s, 5);
-			tac_cblock_t ca, cbb;
+			u32 nr = rnd_below(&s, 4) ? 1 : 2 + rnd_below(&s, 2);
+			bool write = !rnd_below(&s, 5), cached = true;
+			tac_cblock_t ca, cbb[3];
 			tac_oblock_t ea, eb;
 			int ra, rb, pa;
 
-			pa = tac_policy_lookup(a, to_oblock(ob), &ca, false);
-			rb = tac_policy_peek(b, to_oblock(ob), &cbb);
-			EXPECT_EQ(pa, rb);
-			if (!pa && !rb) {
-				bool da, db;
-				tac_oblock_t o;
+			for (k = 0; k < nr; k++) {
+				pa = tac_policy_lookup(a, to_oblock(ob + k),
+						       &ca, false);
+				rb = tac_policy_peek(b, to_oblock(ob + k),
+						     &cbb[k]);
+				EXPECT_EQ(pa, rb);
+				cached = cached && !rb;
+				if (!pa && !rb) {
+					bool da, db;
+					tac_oblock_t o;
 
-				EXPECT_EQ(from_cblock(ca), from_cblock(cbb));
-				EXPECT_TRUE(tac_policy_mapping(a, ca, &o, &da));
-				db = tac_policy_peek_dirty(b, cbb);
-				EXPECT_EQ(da, db);
+					EXPECT_EQ(from_cblock(ca),
+						  from_cblock(cbb[k]));
+					EXPECT_TRUE(tac_policy_mapping(a, ca,
+								       &o, &da));
+					db = tac_policy_peek_dirty(b, cbb[k]);
+					EXPECT_EQ(da, db);
+				}
 			}
-			if (!write && !rb && nq < 32) {
-				/* b: the hit is logged, a: it happens now. */
-				q[nq].ob = ob;
-				q[nq++].cb = cbb;
-				tac_policy_request(a, to_oblock(ob), 1, false);
-				EXPECT_EQ(0, tac_policy_lookup(a, to_oblock(ob),
-							       &ca, true));
+			if (!write && cached && nq + nr <= 32) {
+				/* b: the hits are logged, a: they happen now. */
+				for (k = 0; k < nr; k++) {
+					q[nq].ob = ob + k;
+					q[nq].nr = k ? 0 : nr;
+					q[nq++].cb = cbb[k];
+				}
+				multi += nr > 1;
+				tac_policy_request(a, to_oblock(ob), nr, false);
+				for (k = 0; k < nr; k++)
+					EXPECT_EQ(0, tac_policy_lookup(a,
+						  to_oblock(ob + k), &ca, true));
 				continue;
 			}
 			/* Anything else folds b's log first, as dm-tac does. */
 			for (i = 0; i < nq; i++)
-				tac_policy_hit(b, to_oblock(q[i].ob), q[i].cb);
+				tac_policy_hit(b, to_oblock(q[i].ob), q[i].nr,
+					       q[i].cb);
 			folded += nq;
 			nq = 0;
-			EXPECT_EQ(tac_policy_request(a, to_oblock(ob), 1, write),
-				  tac_policy_request(b, to_oblock(ob), 1, write));
-			ra = tac_policy_lookup(a, to_oblock(ob), &ca, true);
-			rb = tac_policy_lookup(b, to_oblock(ob), &cbb, true);
-			EXPECT_EQ(ra, rb);
-			if (!ra)
-				continue;
-			ra = tac_policy_admit(a, to_oblock(ob), &ca, &ea);
-			rb = tac_policy_admit(b, to_oblock(ob), &cbb, &eb);
-			EXPECT_EQ(ra, rb);
-			if (ra >= 0)
-				EXPECT_EQ(from_cblock(ca), from_cblock(cbb));
-			if (ra == 1)
-				EXPECT_EQ(from_oblock(ea), from_oblock(eb));
-			if (ra >= 0 && write) {
-				tac_policy_set_dirty(a, ca);
-				tac_policy_set_dirty(b, cbb);
+			EXPECT_EQ(tac_policy_request(a, to_oblock(ob), nr, write),
+				  tac_policy_request(b, to_oblock(ob), nr, write));
+			for (k = 0; k < nr; k++) {
+				ra = tac_policy_lookup(a, to_oblock(ob + k),
+						       &ca, true);
+				rb = tac_policy_lookup(b, to_oblock(ob + k),
+						       &cbb[k], true);
+				EXPECT_EQ(ra, rb);
+				if (!ra)
+					continue;
+				ra = tac_policy_admit(a, to_oblock(ob + k), &ca,
+						      &ea);
+				rb = tac_policy_admit(b, to_oblock(ob + k),
+						      &cbb[k], &eb);
+				EXPECT_EQ(ra, rb);
+				if (ra >= 0)
+					EXPECT_EQ(from_cblock(ca),
+						  from_cblock(cbb[k]));
+				if (ra == 1)
+					EXPECT_EQ(from_oblock(ea),
+						  from_oblock(eb));
+				if (ra >= 0 && write) {
+					tac_policy_set_dirty(a, ca);
+					tac_policy_set_dirty(b, cbb[k]);
+				}
 			}
 			if (!rnd_below(&s, 7)) {
 				u32 c = rnd_below(&s, 64);
@@ -1280,7 +1303,7 @@ static void hits_folded_in_batches_decide_what_hits_at_once_do(void)
 			}
 		}
 		for (i = 0; i < nq; i++)
-			tac_policy_hit(b, to_oblock(q[i].ob), q[i].cb);
+			tac_policy_hit(b, to_oblock(q[i].ob), q[i].nr, q[i].cb);
 		tac_policy_stats(a, &sa);
 		tac_policy_stats(b, &sb);
 		EXPECT_EQ(sa.admissions, sb.admissions);
@@ -1294,6 +1317,8 @@ static void hits_folded_in_batches_decide_what_hits_at_once_do(void)
 		tac_policy_destroy(a);
 		tac_policy_destroy(b);
 	}
+	/* Reads of several blocks were among the folded hits. */
+	EXPECT_TRUE(multi > 1000);
 }
 
 /*
@@ -1323,7 +1348,7 @@ static void a_late_hit_of_a_remapped_block_marks_nothing(void)
 		EXPECT_EQ(1, ev);
 		EXPECT_EQ(-ENOENT, tac_policy_peek(p, to_oblock(1), &c));
 		if (late)
-			tac_policy_hit(p, to_oblock(1), to_cblock(0));
+			tac_policy_hit(p, to_oblock(1), 1, to_cblock(0));
 		else
 			EXPECT_EQ(0, look(p, 9));
 		/* ob 9's extent warms: only a use would key it again. */

@@ -82,6 +82,8 @@ static bool quiet;
  * dm-tac's write-around mode.
  */
 static bool write_around;
+/* Reads of at most this many blocks are too small to be part of a stream. */
+static u64 fast_max_blocks;
 
 static void die(const char *fmt, ...)
 {
@@ -482,38 +484,54 @@ static double now_s(clockid_t clk)
 }
 
 /*
- * Read hits of one block, as dm-tac serves them without its lock: found
- * with peek(), logged, and folded into the policy with hit() in order
- * before the next request that is not one (as the next request of the
- * same CPU takes the lock in dm-tac), or when the log is full.  With one
+ * Read hits, as dm-tac serves them without its lock: of a read too small
+ * to be part of a stream, each block found with peek() in turn, logged
+ * (the first with the read's length, the others with 0), and folded into
+ * the policy with hit() in order before the next request that is not
+ * one (as the next request of the same CPU takes the lock in dm-tac), or
+ * when the log is full.  A read whose later block is not cached, or
+ * finds the log full, goes on the locked way from that block without
+ * counting the request again, as its remainder does in dm-tac.  With one
  * CPU the policy decides exactly what it would with each hit accounted
  * at once (tests/unit/test_policy.c checks it).
  */
 #define HIT_LOG	32	/* dm-tac's TAC_HIT_LOG */
+#define STREAM_MIN_BYTES 65536	/* dm-tac's TAC_STREAM_MIN_SECTORS */
 
 struct hit_log {
 	u32 nr;
 	struct {
 		u64 oblock;
 		tac_cblock_t cblock;
+		u32 nr;		/* blocks of its read; 0: a later one */
 		int cls;	/* the classifier pass's */
 	} hit[HIT_LOG];
 };
 
-/* Fold @log: count its sequential hits, and its classes that differ. */
-static void fold_hits(struct tac_policy *p, struct hit_log *log, u64 *seq,
-		      u64 *mismatch)
+/*
+ * Fold @log: count its sequential requests and blocks, and its classes
+ * that differ from the classifier pass's.  Returns the class of its last
+ * read's first block (-1 for an empty log).
+ */
+static int fold_hits(struct tac_policy *p, struct hit_log *log,
+		     u64 *seq_req, u64 *seq_acc, u64 *mismatch)
 {
+	int cls = -1;
 	u32 i;
 
 	for (i = 0; i < log->nr; i++) {
-		int cls = tac_policy_hit(p, to_oblock(log->hit[i].oblock),
-					 log->hit[i].cblock);
+		int c = tac_policy_hit(p, to_oblock(log->hit[i].oblock),
+				       log->hit[i].nr, log->hit[i].cblock);
 
-		*seq += cls == TAC_SEQUENTIAL;
-		*mismatch += cls != log->hit[i].cls;
+		if (log->hit[i].nr) {
+			cls = c;
+			*seq_req += cls == TAC_SEQUENTIAL;
+			*mismatch += cls != log->hit[i].cls;
+		}
+		*seq_acc += cls == TAC_SEQUENTIAL;
 	}
 	log->nr = 0;
+	return cls;
 }
 
 static void replay(const struct trace *t, const char *name, u32 nr_blocks,
@@ -547,34 +565,44 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 		int cls = r->cls;
 		u64 c_miss;
 
-		if (is_tac && !r->write && r->nr == 1 && log.nr < HIT_LOG &&
-		    !tac_policy_peek(p, to_oblock(b), &log.hit[log.nr].cblock)) {
-			/* Its class is known when it is folded. */
-			log.hit[log.nr].cls = r->cls;
-			log.hit[log.nr++].oblock = b;
-			reads++;
-			hits++;
-			time_us += c_hit;
-			a++;
-			continue;
+		if (is_tac && !r->write && r->nr <= fast_max_blocks) {
+			/* Classes are known when they are folded. */
+			while (b < end && log.nr < HIT_LOG &&
+			       !tac_policy_peek(p, to_oblock(b),
+						&log.hit[log.nr].cblock)) {
+				log.hit[log.nr].oblock = b;
+				log.hit[log.nr].nr = b == r->first ? r->nr : 0;
+				log.hit[log.nr++].cls = r->cls;
+				reads++;
+				hits++;
+				time_us += c_hit;
+				a++;
+				b++;
+			}
+			if (b == end)
+				continue;
 		}
 		if (is_tac) {
-			u64 seq = 0;
+			int c = fold_hits(p, &log, &seq_req, &seq_acc,
+					  &mismatch);
 
-			fold_hits(p, &log, &seq, &mismatch);
-			seq_req += seq;
-			seq_acc += seq;
-			cls = tac_policy_request(p, to_oblock(b), r->nr,
-						 r->write);
-			mismatch += cls != r->cls;
+			if (b > r->first) {
+				/* The rest of a read counted when folded. */
+				cls = c;
+			} else {
+				cls = tac_policy_request(p, to_oblock(b),
+							 r->nr, r->write);
+				mismatch += cls != r->cls;
+				seq_req += cls == TAC_SEQUENTIAL;
+			}
+		} else {
+			seq_req += cls == TAC_SEQUENTIAL;
 		}
 		c_miss = cls == TAC_SEQUENTIAL ? c_seq : c_rand;
-		if (cls == TAC_SEQUENTIAL) {
-			seq_req++;
-			seq_acc += r->nr;
-		}
+		if (cls == TAC_SEQUENTIAL)
+			seq_acc += end - b;
 		if (!r->write)
-			reads += r->nr;
+			reads += end - b;
 		for (; b < end; b++, a++) {
 			tac_cblock_t cb;
 			tac_oblock_t ev;
@@ -606,13 +634,8 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 			}
 		}
 	}
-	if (is_tac) {
-		u64 seq = 0;
-
-		fold_hits(p, &log, &seq, &mismatch);
-		seq_req += seq;
-		seq_acc += seq;
-	}
+	if (is_tac)
+		fold_hits(p, &log, &seq_req, &seq_acc, &mismatch);
 	res->seconds = now_s(CLOCK_THREAD_CPUTIME_ID) - t0;
 	res->wall_seconds = now_s(CLOCK_MONOTONIC) - w0;
 	tac_policy_stats(p, &st);
@@ -932,6 +955,8 @@ int main(int argc, char **argv)
 		want_opt |= !strcmp(policies[i], "opt");
 	}
 
+	fast_max_blocks = ((bs * 3 > STREAM_MIN_BYTES ? bs * 3 :
+			    STREAM_MIN_BYTES) - 1) / bs;
 	for (i = optind; i < (u32)argc; i++) {
 		const char *base = strrchr(argv[i], '/');
 		size_t len = strlen(t.name);
