@@ -149,14 +149,14 @@ demo: deps
 		-- qemu/demo.sh
 
 # dm-tac's own overhead: hit path vs dm-linear and dm-cache smq (iodepth 1,
-# 16, 32, 2 jobs; CPU time per I/O), miss path without admissions, RAM per
-# block.  The devices of a comparison are measured side by side in ROUNDS
+# 16, 32, 2 jobs; CPU time per I/O; BS=8k for reads of a database page),
+# miss path without admissions, RAM per block.  The devices of a comparison are measured side by side in ROUNDS
 # (5) rounds of ROUND_S (2) second runs each, interleaved: median, min and
 # max IOPS, and medians of the ratios taken within each round.
 bench-micro: deps
 	@qemu/vm --kernel $(or $(KVER),6.1) --memory 3G -- env \
 		$(if $(ROUNDS),ROUNDS=$(ROUNDS)) $(if $(ROUND_S),ROUND_S=$(ROUND_S)) \
-		bench/perf/micro.sh
+		$(if $(BS),BS=$(BS)) bench/perf/micro.sh
 
 # Benchmarks against dm-cache, bcache and dm-writecache on an HDD model
 # (the comparison with the caches users have), see bench/compare/README.md:

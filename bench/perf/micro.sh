@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # dm-tac micro-benchmarks (figures, not a test), run inside the VM:
-#   make bench-micro [KVER=6.12] [ROUNDS=5] [ROUND_S=2]
+#   make bench-micro [KVER=6.12] [ROUNDS=5] [ROUND_S=2] [BS=4k]
 #
 # Under TCG a single run of a few seconds is too noisy to compare devices
 # (the same device's IOPS move by a third from one minute to the next), so
@@ -12,7 +12,7 @@
 # the median IOPS per configuration with its min and max over the rounds,
 # and ratios taken within each round, then their median.
 #
-#  1. 4 KiB random read hits (100% hits, a 64 MiB working set) of
+#  1. 4 KiB (BS) random read hits (100% hits, a 64 MiB working set) of
 #     dm-linear, dm-tac with checksums checked (verify_reads on, the
 #     default) and not (the same device, toggled by a message before its
 #     runs), and dm-cache smq (write-through, 32 KiB blocks, its
@@ -22,7 +22,7 @@
 #     softirq; not iowait or steal), fio's own included, over the I/Os fio
 #     did; and dm-tac's and dm-cache's read hits and misses over all the
 #     rounds (0 misses expected);
-#  2. 4 KiB random reads with no admissions (passthrough, and write-through
+#  2. 4 KiB (BS) random reads with no admissions (passthrough, and write-through
 #     with a policy that admits nothing) vs dm-linear on the origin, the
 #     same way;
 #  3. RAM per cache block: slab + vmalloc growth when a large cache over
@@ -36,6 +36,9 @@
 set -u
 ROUNDS=${ROUNDS:-5}
 ROUND_S=${ROUND_S:-2}
+# The measured reads' size: 8k, a database page, is two of dm-tac's
+# 4 KiB blocks (the warm-up reads 4 KiB).
+BS=${BS:-4k}
 modprobe brd rd_nr=5 rd_size=$((512 * 1024)) || exit 1
 origin=/dev/ram0
 tcache=/dev/ram1		# dm-tac's cache
@@ -58,15 +61,15 @@ busy() {
 	BUSY=$((u + n + s + irq + sirq))
 }
 
-# fio_run JSON FILE OFFSET IODEPTH NUMJOBS SECONDS: 4 KiB random reads of
-# $ws from OFFSET for SECONDS (0: one pass, each block once per job) with
-# NUMJOBS jobs of IODEPTH, the result in JSON.
+# fio_run JSON FILE OFFSET IODEPTH NUMJOBS SECONDS [SIZE]: random reads
+# of SIZE (4k) over $ws from OFFSET for SECONDS (0: one pass, each block
+# once per job) with NUMJOBS jobs of IODEPTH, the result in JSON.
 fio_run() {
 	local t=
 	[ "$6" = 0 ] || t="--runtime=$6 --time_based"
 	fio --name=m --filename="$2" --direct=1 --ioengine=libaio \
 		--iodepth="$4" --numjobs="$5" --group_reporting \
-		--rw=randread --bs=4k --size=$ws --offset="$3" $t \
+		--rw=randread --bs="${7:-4k}" --size=$ws --offset="$3" $t \
 		--output-format=json --output="$1" >/dev/null
 }
 # measure KEY ROUND FILE OFFSET IODEPTH NUMJOBS: a fio_run of ROUND_S
@@ -74,7 +77,7 @@ fio_run() {
 measure() {
 	local b0 json=$out/$1.$2.json
 	busy; b0=$BUSY
-	fio_run "$json" "$3" "$4" "$5" "$6" "$ROUND_S"
+	fio_run "$json" "$3" "$4" "$5" "$6" "$ROUND_S" "$BS"
 	busy
 	echo "$1 $2 $json $b0 $BUSY" >>"$runs"
 }
@@ -196,7 +199,7 @@ done
 dmsetup remove tacm
 dmsetup remove lin_o
 
-RUNS=$runs HZ=$hz ROUNDS=$ROUNDS ROUND_S=$ROUND_S KREL=$(uname -r) \
+RUNS=$runs HZ=$hz ROUNDS=$ROUNDS ROUND_S=$ROUND_S KREL=$(uname -r) BS=$BS \
 NCPU=$(nproc) DEVS="${devs[*]}" TAC_HM=$tac_hm DMC_HM=$dmc_hm \
 DMC_NOTE=$dmc_note BYP="$byp_prom $byp_miss $byp_byp" python3 - <<'PY'
 import json, os, statistics
@@ -226,8 +229,8 @@ names = {"lin": "dm-linear", "tacon": "dm-tac, verify_reads on",
          "tacoff": "dm-tac, verify_reads off", "dmc": "dm-cache smq"}
 loads = [("1x1", "QD1"), ("16x1", "QD16"), ("32x1", "QD32"),
          ("16x2", "numjobs=2")]
-print("== 4 KiB random read hits, 64 MiB working set, brd RAM disks, %s"
-      % e["KREL"])
+print("== %s random read hits, 64 MiB working set, brd RAM disks, %s"
+      % (e["BS"], e["KREL"]))
 print("   %d rounds; each runs every configuration below once for %ss, in an"
       " order rotating from round" % (rounds, e["ROUND_S"]))
 print("   to round.  IOPS: median, min and max over the rounds (numjobs=2:"
@@ -271,8 +274,8 @@ for a, b in pairs:
               "%18s" % mm(ratios(a + "." + l, b + "." + l)) for l, _ in loads))
 
 prom, miss, byp = (int(x) for x in e["BYP"].split())
-print("== 4 KiB random reads with no admissions, iodepth 16, of 64 MiB no cache"
-      " holds, %d rounds of %ss runs" % (rounds, e["ROUND_S"]))
+print("== %s random reads with no admissions, iodepth 16, of 64 MiB no cache"
+      " holds, %d rounds of %ss runs" % (e["BS"], rounds, e["ROUND_S"]))
 print("%-58s %7s %7s %7s %8s" % ("device", "IOPS", "min", "max", "x linear"))
 for k, name in (("nolin", "dm-linear on the origin"),
                 ("nopt", "dm-tac passthrough"),
