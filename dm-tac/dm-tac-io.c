@@ -58,22 +58,41 @@ enum { PARKED_READ, PARKED_WRITE, PARKED_DISCARD };
  * speed, never data.  Callers hold c->lock.
  */
 
+/* Free @r if it is past its time; true if so (or free already). */
+static bool __tac_rest_expired(struct tac_cache *c, struct tac_rest *r)
+{
+	if (!r->start)
+		return true;
+	if (!r->expires || time_before_eq(jiffies, r->expires))
+		return false;
+	WRITE_ONCE(r->start, 0);
+	WRITE_ONCE(c->nr_rests, c->nr_rests - 1);
+	return true;
+}
+
 /*
  * A record for a new remainder ending at @end, kept until taken, or until
- * @expires (jiffies) if not 0: a free record, or else the next in turn.
+ * @expires (jiffies) if not 0: a free record (or one past its time), or
+ * else one of a fold's, whose remainder may never come, or else the next
+ * in turn.  The caller sets its start.
  */
 static int __tac_new_rest(struct tac_cache *c, sector_t end, bool write,
 			  bool stream, bool around, bool random,
 			  unsigned long expires)
 {
 	struct tac_rest *r;
-	int i;
+	int i, spare = -1;
 
-	for (i = 0; i < TAC_RESTS; i++)
-		if (!c->rests[i].start)
+	for (i = 0; i < TAC_RESTS; i++) {
+		if (__tac_rest_expired(c, &c->rests[i]))
 			break;
+		if (spare < 0 && c->rests[i].expires)
+			spare = i;
+	}
 	if (i < TAC_RESTS)
-		c->nr_rests++;
+		WRITE_ONCE(c->nr_rests, c->nr_rests + 1);
+	else if (spare >= 0)
+		i = spare;
 	else
 		i = c->rest_next++ % TAC_RESTS;
 	r = &c->rests[i];
@@ -104,20 +123,9 @@ static void __tac_split(struct dm_target *ti, struct tac_cache *c,
 		pb->rest = __tac_new_rest(c, bio_end_sector(bio),
 					  op_is_write(bio_op(bio)), pb->stream,
 					  pb->around, pb->random, 0) + 1;
-	c->rests[pb->rest - 1].start = bio->bi_iter.bi_sector + sectors;
+	WRITE_ONCE(c->rests[pb->rest - 1].start,
+		   bio->bi_iter.bi_sector + sectors);
 	dm_accept_partial_bio(bio, sectors);
-}
-
-/* Free @r if it is past its time; true if so (or free already). */
-static bool __tac_rest_expired(struct tac_cache *c, struct tac_rest *r)
-{
-	if (!r->start)
-		return true;
-	if (!r->expires || time_before_eq(jiffies, r->expires))
-		return false;
-	WRITE_ONCE(r->start, 0);
-	c->nr_rests--;
-	return true;
 }
 
 /* Records past their time are dropped (Splits above). */
@@ -159,7 +167,7 @@ static bool __tac_take_rest(struct tac_cache *c, struct bio *bio, bool write)
 	if (!found)
 		return false;
 	WRITE_ONCE(found->start, 0);
-	c->nr_rests--;
+	WRITE_ONCE(c->nr_rests, c->nr_rests - 1);
 	pb->stream = found->stream;
 	pb->around = found->around;
 	pb->random = found->random;
