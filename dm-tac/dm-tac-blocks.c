@@ -6,11 +6,14 @@
  * through the functions here, all under c->lock, with two exceptions,
  * both changing nothing but the readers' count: a read hit found without
  * the lock takes its block (tac_try_share_fast()), and a read hit lets go
- * of it in its completion (tac_unshare_fast()).  So every change of a
- * block's state word is one atomic update, and under the lock the count
- * of readers may change behind the holder's back at any time: whoever
- * needs no readers (a writer taking a block, a reservation reusing one)
- * tests and sets in one atomic step (__cb_update_if()).
+ * of it in its completion (tac_unshare_fast(); and tac_unshare_doomed()
+ * for the last reader of a DOOMED block, whose freeing is then left to
+ * the worker or the next fold of that CPU's hit log, under the lock).  So
+ * every change of a block's state word is one atomic update, and under
+ * the lock the count of readers may change behind the holder's back at
+ * any time: whoever needs no readers (a writer taking a block, a
+ * reservation reusing one) tests and sets in one atomic step
+ * (__cb_update_if()).
  *
  * A hit without the lock (tac_read_hit_fast() in dm-tac-io.c)
  * ===========================================================
@@ -252,7 +255,7 @@ static void __maybe_free(struct tac_cache *c, u32 cb)
 		   CB_DISK_DIRTY | CB_WAITERS)))
 		return;
 	tac_policy_release(c->policy, to_cblock(cb));
-	/* DOOMED: no reader lets go of it without the lock. */
+	/* DOOMED, no holder: no one can change it without the lock. */
 	WRITE_ONCE(c->cb_state[cb], 0);
 }
 
@@ -485,12 +488,14 @@ bool tac_try_share_fast(struct tac_cache *c, u32 cb)
 /*
  * A reader lets go of @cb without c->lock, in a hit's completion: only
  * when that changes nothing but the count, i.e. no bio waits for the
- * block (WAITERS), it is not to be freed (DOOMED) and no flush's cleaner
- * waits for it (CLEAN_WANTED).  Those bits are set under the lock with
- * an atomic update, so either this update sees them and fails (the
- * caller then lets go under the lock, __tac_unshare()), or it comes first
- * and whoever sets them sees the count it left (__tac_park()).  False if
- * the caller must take the lock.
+ * block (WAITERS), it is not a DOOMED block's last reader (which frees
+ * it) and no flush's cleaner waits for it (CLEAN_WANTED).  Those bits are
+ * set under the lock with an atomic update, so either this update sees
+ * them and fails (the caller then lets go under the lock,
+ * __tac_unshare()), or it comes first and whoever sets them sees the
+ * count it left (__tac_park()).  A DOOMED block takes no new reader, so
+ * its count only goes down.  False if the caller must take the lock, or
+ * tac_unshare_doomed().
  */
 bool tac_unshare_fast(struct tac_cache *c, u32 cb)
 {
@@ -498,11 +503,43 @@ bool tac_unshare_fast(struct tac_cache *c, u32 cb)
 
 	do {
 		if (!(old & CB_READERS) ||
-		    (old & (CB_WAITERS | CB_DOOMED | CB_CLEAN_WANTED)))
+		    (old & (CB_WAITERS | CB_CLEAN_WANTED)) ||
+		    ((old & CB_DOOMED) && (old & CB_READERS) == 1))
 			return false;
 	} while (!try_cmpxchg(&c->cb_state[cb], &old, old - 1));
 	atomic_dec(&c->cache_inflight);
 	return true;
+}
+
+/*
+ * The last reader of DOOMED @cb lets go without c->lock: the block is
+ * unmapped and takes no new holder, so all that is left is to free it
+ * (__released()), which the caller has done under the lock later:
+ * __tac_unshared_doomed().  False if it is not that case (or a bio or a
+ * flush's cleaner waits for the block: the caller takes the lock).
+ */
+bool tac_unshare_doomed(struct tac_cache *c, u32 cb)
+{
+	u16 old = READ_ONCE(c->cb_state[cb]);
+
+	do {
+		if (!(old & CB_DOOMED) || (old & CB_READERS) != 1 ||
+		    (old & (CB_WAITERS | CB_CLEAN_WANTED)))
+			return false;
+	} while (!try_cmpxchg(&c->cb_state[cb], &old, old - 1));
+	atomic_dec(&c->cache_inflight);
+	return true;
+}
+
+/*
+ * After tac_unshare_doomed(): free @cb if no one did meanwhile (a commit
+ * that cleared DISK_DIRTY may have; the block may even be in use again,
+ * and then it is not DOOMED, or DOOMED by a change that frees it itself).
+ */
+void __tac_unshared_doomed(struct tac_cache *c, u32 cb)
+{
+	if (tac_cb(c, cb) & CB_DOOMED)
+		__released(c, cb);
 }
 
 /* Let go of @cb as a reader, with c->lock only if need be. */

@@ -1048,6 +1048,25 @@ static int tac_remap_hit(struct tac_cache *c, struct bio *bio, u32 cb)
 }
 
 /*
+ * Free the DOOMED blocks whose last reader let go without the lock on
+ * @log's CPU (tac_log_doomed()): by any fold of the log, and by the
+ * worker, kicked for them.
+ */
+static void __tac_free_doomed(struct tac_cache *c, struct tac_hit_log *log)
+{
+	u32 cbs[TAC_DOOMED_LOG], i, n;
+
+	lockdep_assert_held(&c->lock);
+	spin_lock(&log->lock);
+	n = log->nr_doomed;
+	memcpy(cbs, log->doomed, n * sizeof(*cbs));
+	log->nr_doomed = 0;
+	spin_unlock(&log->lock);
+	for (i = 0; i < n; i++)
+		__tac_unshared_doomed(c, cbs[i]);
+}
+
+/*
  * Fold @log, the hits one CPU served without the lock, into the policy
  * (its request() and lookup() of each, in order) and the counters.
  */
@@ -1093,6 +1112,8 @@ static void __tac_fold_hits(struct tac_cache *c, struct tac_hit_log *log)
 		log->rest_start = 0;
 	}
 	spin_unlock(&log->lock);
+	if (READ_ONCE(log->nr_doomed))
+		__tac_free_doomed(c, log);
 	if (c->nr_rests)
 		__tac_expire_rests(c);
 }
@@ -1869,6 +1890,34 @@ int tac_map(struct dm_target *ti, struct bio *bio)
 static void tac_hit_check_work(struct work_struct *work);
 
 /*
+ * The last reader of a DOOMED block lets go without c->lock
+ * (tac_unshare_doomed()), and leaves freeing the block to the next fold
+ * of this CPU's hit log or the worker, kicked here: a hit's
+ * completion, often in the disk's interrupt, never waits for the lock.
+ * False if the log has no room (the caller takes the lock).
+ */
+static bool tac_log_doomed(struct tac_cache *c, u32 cb)
+{
+	struct tac_hit_log *log = raw_cpu_ptr(c->hit_log);
+	unsigned long flags;
+	bool done = false;
+
+	if (!(READ_ONCE(c->cb_state[cb]) & CB_DOOMED))
+		return false;
+	spin_lock_irqsave(&log->lock, flags);
+	if (log->nr_doomed < TAC_DOOMED_LOG && tac_unshare_doomed(c, cb)) {
+		log->doomed[log->nr_doomed++] = cb;
+		done = true;
+	}
+	spin_unlock_irqrestore(&log->lock, flags);
+	if (done) {
+		WRITE_ONCE(c->doomed_logged, true);
+		queue_work(c->wq, &c->worker);
+	}
+	return done;
+}
+
+/*
  * A hit completed in the user's pages.  A checksum mismatch there may be
  * the user's doing (a buffer changed while the read was in flight), so it
  * is checked again through our own pages (tac_verify_check()) before
@@ -1907,8 +1956,12 @@ static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 		tac_bio_crcs(c, bio, pb->iter, nr, crc);
 		mismatch = !tac_crcs_match(c, cb, first, nr, crc);
 	}
-	/* The usual end, with nothing to wake or free: no lock. */
-	if (!*error && !mismatch && tac_unshare_fast(c, cb))
+	/*
+	 * The usual end, with nothing to wake: no lock (a block to free is
+	 * left to the worker).
+	 */
+	if (!*error && !mismatch &&
+	    (tac_unshare_fast(c, cb) || tac_log_doomed(c, cb)))
 		return DM_ENDIO_DONE;
 	spin_lock_irqsave(&c->lock, flags);
 	/* Dirty when routed, perhaps cleaned since (never the reverse). */
@@ -2075,6 +2128,13 @@ static void tac_worker(struct work_struct *work)
 	bool drop;
 
 	spin_lock_irq(&c->lock);
+	if (READ_ONCE(c->doomed_logged)) {
+		int cpu;
+
+		WRITE_ONCE(c->doomed_logged, false);
+		for_each_possible_cpu(cpu)
+			__tac_free_doomed(c, per_cpu_ptr(c->hit_log, cpu));
+	}
 	bios = c->deferred;
 	bio_list_init(&c->deferred);
 	list_splice_init(&c->fills, &fills);

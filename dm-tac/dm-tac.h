@@ -160,11 +160,19 @@ struct tac_tunables {
  * remainder then takes the locked way.
  */
 #define TAC_HIT_LOG	32
+#define TAC_DOOMED_LOG	16
 
 struct tac_hit_log {
 	spinlock_t lock;		/* inside c->lock; irq-safe */
 	u32 nr;
 	sector_t rest_start, rest_end;
+	/*
+	 * DOOMED blocks whose last reader let go here without the lock
+	 * (tac_unshare_doomed()), to be freed under the lock by the next
+	 * fold or the worker, kicked for them (__tac_free_doomed()).
+	 */
+	u32 nr_doomed;
+	u32 doomed[TAC_DOOMED_LOG];
 	struct {
 		u64 oblock;
 		u32 cblock;
@@ -367,6 +375,7 @@ struct tac_cache {
 	struct workqueue_struct *wq;
 	struct workqueue_struct *check_wq;	/* large hits' checksums */
 	struct work_struct worker;
+	bool doomed_logged;		/* a hit log holds DOOMED blocks */
 	struct workqueue_struct *wb_wq;	/* the cleaner and the tick */
 	struct workqueue_struct *commit_wq;	/* commits alone */
 	struct work_struct commit_work;
@@ -497,6 +506,8 @@ void __tac_defer(struct tac_cache *c, struct bio *bio);
 void __tac_wake_all(struct tac_cache *c);
 void __tac_unshare(struct tac_cache *c, u32 cb);
 bool tac_unshare_fast(struct tac_cache *c, u32 cb);
+bool tac_unshare_doomed(struct tac_cache *c, u32 cb);
+void __tac_unshared_doomed(struct tac_cache *c, u32 cb);
 void tac_unshare(struct tac_cache *c, u32 cb);
 void __tac_disown(struct tac_cache *c, u32 cb);
 bool __tac_clean_start(struct tac_cache *c, u32 cb, u64 oblock);
