@@ -183,6 +183,15 @@ static bool __tac_take_rest(struct tac_cache *c, struct bio *bio, bool write)
  * too small to be part of one.  Reads and writes are tracked apart.
  * Caller holds c->lock.
  */
+/*
+ * Requests shorter than this (64 KiB or three blocks) are never part of a
+ * stream (__tac_stream()), so a read hit without the lock may be one.
+ */
+static sector_t tac_stream_min(struct tac_cache *c)
+{
+	return max_t(sector_t, TAC_STREAM_MIN_SECTORS, 3 * c->block_sectors);
+}
+
 static struct tac_stream *__tac_stream(struct tac_cache *c, struct bio *bio,
 				       bool write)
 {
@@ -197,8 +206,7 @@ static struct tac_stream *__tac_stream(struct tac_cache *c, struct bio *bio,
 	 * two gains nothing from being read around the cache (with large
 	 * blocks, it would never be cached at all).
 	 */
-	if (end - start < max_t(sector_t, TAC_STREAM_MIN_SECTORS,
-				3 * c->block_sectors))
+	if (end - start < tac_stream_min(c))
 		return NULL;
 
 	for (i = 0; i < TAC_STREAMS; i++) {
@@ -1073,7 +1081,7 @@ static void __tac_free_doomed(struct tac_cache *c, struct tac_hit_log *log)
 static void __tac_fold_hits(struct tac_cache *c, struct tac_hit_log *log)
 {
 	bool random, multi_random = false;
-	u32 i;
+	u32 i, folded;
 
 	lockdep_assert_held(&c->lock);
 	spin_lock(&log->lock);
@@ -1097,6 +1105,7 @@ static void __tac_fold_hits(struct tac_cache *c, struct tac_hit_log *log)
 		if (random)
 			c->n.random_read_hits++;
 	}
+	folded = log->nr;
 	log->nr = 0;
 	/*
 	 * The remainder still to come of the last of them takes the locked
@@ -1114,7 +1123,12 @@ static void __tac_fold_hits(struct tac_cache *c, struct tac_hit_log *log)
 	spin_unlock(&log->lock);
 	if (READ_ONCE(log->nr_doomed))
 		__tac_free_doomed(c, log);
-	if (c->nr_rests)
+	/*
+	 * Records past their time cost every lockless hit a look
+	 * (tac_maybe_rest()): dropped by a fold that had hits to fold, and
+	 * by __tac_fold_all(), not on every locked map.
+	 */
+	if (folded)
 		__tac_expire_rests(c);
 }
 
@@ -1131,6 +1145,7 @@ void __tac_fold_all(struct tac_cache *c)
 
 	for_each_possible_cpu(cpu)
 		__tac_fold_hits(c, per_cpu_ptr(c->hit_log, cpu));
+	__tac_expire_rests(c);
 }
 
 /*
@@ -1190,8 +1205,7 @@ static int tac_read_hit_fast(struct tac_cache *c, struct bio *bio)
 	u32 cb;
 
 	if (READ_ONCE(c->mode) == TAC_MODE_PASSTHROUGH ||
-	    end - start >= max_t(sector_t, TAC_STREAM_MIN_SECTORS,
-				 3 * c->block_sectors) ||
+	    end - start >= tac_stream_min(c) ||
 	    bl >= c->nr_oblocks || tac_maybe_rest(c, bio))
 		return -EAGAIN;
 	seq = raw_read_seqcount(&c->map_seq);
