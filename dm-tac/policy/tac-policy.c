@@ -110,9 +110,13 @@
 /* Refusals in a row against one victim before it is keyed again. */
 #define TAC_STUCK_REFUSALS	64
 
-/* Votes per step of the learning filter, and its loosest setting. */
+/*
+ * Votes per step of the learning filter, its loosest setting (the victim's
+ * temperature halved 8 times) and its tightest (doubled 4 times).
+ */
 #define TAC_LEARN_VOTES		256
 #define TAC_MAX_LOOSEN		8
+#define TAC_MAX_TIGHTEN		4
 
 /* Ghost fingerprints: one per 8 cache blocks, at least 4096. */
 #define TAC_MIN_GHOSTS		4096
@@ -156,13 +160,13 @@ struct tac {
 
 	/*
 	 * The admission filter learns (tac_learn()): a block must be warmer
-	 * than the victim's extent cooled by 2^loosen.  ghost[] holds
-	 * fingerprints of blocks refused and of blocks evicted; a miss that
-	 * finds its own is a vote.
+	 * than the victim's extent cooled by 2^step (warmed when step < 0).
+	 * ghost[] holds fingerprints of blocks refused and of blocks
+	 * evicted; a miss that finds its own is a vote.
 	 */
 	u16 *ghost;
 	u32 ghost_mask;
-	u32 loosen;
+	int step;
 	u32 votes;
 	u64 refused_back;	/* cost of the misses on refused blocks */
 	u64 evicted_back;	/* cost of the misses on evicted blocks */
@@ -534,17 +538,24 @@ static void tac_account(struct tac *tac, u64 ob, u32 nr, u32 cost)
 
 /*
  * The smoothed heap: @t must beat @coldest by admit_margin percent, once
- * @coldest is halved @loosen times.
+ * @coldest is halved @step times (doubled -@step times if @step < 0).
+ * No overflow: t and coldest are below 2^32, the margin at most 1000.
  */
-static bool tac_warmer_at(struct tac *tac, u32 t, u64 coldest, u32 loosen)
+static bool tac_warmer_at(struct tac *tac, u32 t, u64 coldest, int step)
 {
-	return ((u64)t << loosen) * 100 >
-	       coldest * (100 + tac->params.admit_margin);
+	u64 mine = (u64)t * 100;
+	u64 theirs = coldest * (100 + tac->params.admit_margin);
+
+	if (step >= 0)
+		mine <<= step;
+	else
+		theirs <<= -step;
+	return mine > theirs;
 }
 
 static bool tac_warmer(struct tac *tac, u32 t, u64 coldest)
 {
-	return tac_warmer_at(tac, t, coldest, tac->loosen);
+	return tac_warmer_at(tac, t, coldest, tac->step);
 }
 
 /*
@@ -569,30 +580,46 @@ static u32 tac_ghost_slot(struct tac *tac, tac_oblock_t oblock, u16 *fp)
  * a miss on a block evicted for a newcomer that one step tighter would
  * have refused says it is too loose.  Only those are remembered (see
  * tac_admit()): a block no step would have changed says nothing about the
- * step.  Each vote weighs what the miss costs the disk (the request's
- * class), so a scan that comes back weighs little.  Every TAC_LEARN_VOTES
- * votes the filter moves one step toward the side that cost more.
+ * step.  Each vote weighs the disk time the other decision would have
+ * saved, net of the cache write (FD-Buffer's W_SSD) that an admission
+ * costs:
+ *   refused, back:  admitting it would have saved this miss (the request's
+ *                   class: little for a scan) and cost one cache write, so
+ *                   it weighs last_cost - W, and a return worth no more
+ *                   than the write is no vote at all;
+ *   evicted, back:  refusing its newcomer would have saved this miss and
+ *                   that newcomer's cache write: last_cost + W.
+ * (Plus 1, so that a free miss still counts.)  Every TAC_LEARN_VOTES votes
+ * the filter moves one step toward the side that cost more: looser up to
+ * TAC_MAX_LOOSEN steps, and tighter than admit_margin alone, down to
+ * TAC_MAX_TIGHTEN, where admitting costs more than it saves (a scan the
+ * margin lets in, measured on make bench-sim's DW trace).
  */
 static bool tac_learn(struct tac *tac, bool refused)
 {
-	u64 w = (u64)tac->last_cost + 1;
-	u32 was = tac->loosen;
+	u64 miss = (u64)tac->last_cost + 1;
+	u32 write = tac->params.cost_cache_write_us;
+	int was = tac->step;
 
-	if (refused)
-		tac->refused_back += w;
-	else
-		tac->evicted_back += w;
+	if (refused) {
+		if (miss <= write)
+			return false;
+		tac->refused_back += miss - write;
+	} else {
+		tac->evicted_back += miss + write;
+	}
 	if (++tac->votes < TAC_LEARN_VOTES)
 		return false;
 	if (tac->refused_back > tac->evicted_back &&
-	    tac->loosen < TAC_MAX_LOOSEN)
-		tac->loosen++;
-	else if (tac->refused_back < tac->evicted_back && tac->loosen)
-		tac->loosen--;
+	    tac->step < TAC_MAX_LOOSEN)
+		tac->step++;
+	else if (tac->refused_back < tac->evicted_back &&
+		 tac->step > -TAC_MAX_TIGHTEN)
+		tac->step--;
 	tac->votes = 0;
 	tac->refused_back = 0;
 	tac->evicted_back = 0;
-	return tac->loosen != was;
+	return tac->step != was;
 }
 
 /* Remember @oblock as refused or evicted, over whatever the slot held. */
@@ -726,11 +753,11 @@ static void tac_unstick(struct tac *tac, const struct tac_heap_node *top)
  *
  * Below fill_threshold percent used, every block is admitted (Turbocharging
  * 3.3.1).  From there on the smoothed-heap test applies (TAC 3.3) to the
- * temperatures, loosened by the learning filter: while free blocks
- * remain, against the extent of the heap's top, held or not (0 if there
- * is none), and a winner takes a free block, evicting nothing; once no
- * block is free, against the extent of the top block that is not held,
- * which the winner replaces.
+ * temperatures, loosened or tightened by the learning filter: while free
+ * blocks remain, against the extent of the heap's top, held or not (0 if
+ * there is none), and a winner takes a free block, evicting nothing; once
+ * no block is free, against the extent of the top block that is not
+ * held, which the winner replaces.
  *
  * *@against is the temperature the candidate was compared with, or
  * TAC_NO_VICTIM if there was none (no step of the filter would admit).
@@ -955,8 +982,8 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 
 	if (r < 0) {
 		/* Refused, but one step looser would have admitted it. */
-		if (tac->loosen < TAC_MAX_LOOSEN && against != TAC_NO_VICTIM &&
-		    tac_warmer_at(tac, t, against, tac->loosen + 1))
+		if (tac->step < TAC_MAX_LOOSEN && against != TAC_NO_VICTIM &&
+		    tac_warmer_at(tac, t, against, tac->step + 1))
 			tac_ghost_add(tac, oblock, true);
 		tac->bypasses++;
 		return r;
@@ -983,8 +1010,8 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 			tac->inflation = victim.key;
 		tac->stuck = 0;
 		/* Evicted for a block one step tighter would have refused. */
-		if (tac->loosen &&
-		    !tac_warmer_at(tac, t, against, tac->loosen - 1))
+		if (tac->step > -TAC_MAX_TIGHTEN &&
+		    !tac_warmer_at(tac, t, against, tac->step - 1))
 			tac_ghost_add(tac, *evicted, false);
 		__clear_bit(cb, tac->ref);
 		tac_set_ob(tac, cb, oblock);
