@@ -260,12 +260,12 @@ static void __maybe_free(struct tac_cache *c, u32 cb)
 }
 
 /*
- * @use: this access uses the block (the policy counts it, see
- * tac_policy_lookup()); false for probes, discards and data that goes
+ * @use: a read or a write that uses the block (the policy counts it, see
+ * tac_policy_lookup()); TAC_PROBE for probes, discards and data that goes
  * to the origin around the cache.
  */
 enum tac_lookup __tac_lookup(struct tac_cache *c, u64 oblock, u32 *cb,
-			     bool use)
+			     enum tac_use use)
 {
 	tac_cblock_t cblock;
 

@@ -235,7 +235,7 @@ static u32 __tac_uncached_runs(struct tac_cache *c, u64 b0, u64 bl)
 	u64 b;
 
 	for (b = b0; b <= bl && runs < 2; b++) {
-		bool cached = __tac_lookup(c, b, &cb, false) == LK_VALID;
+		bool cached = __tac_lookup(c, b, &cb, TAC_PROBE) == LK_VALID;
 
 		if (!cached && !in_run)
 			runs++;
@@ -1266,6 +1266,13 @@ static int tac_read_hit_fast(struct tac_cache *c, struct bio *bio)
 	return tac_remap_hit(c, bio, cb);
 }
 
+/* A read uses the cache's blocks unless it goes around it. */
+static enum tac_use tac_read_use(struct tac_cache *c, struct tac_bio *pb)
+{
+	return !pb->around && c->mode != TAC_MODE_PASSTHROUGH ?
+	       TAC_USE_READ : TAC_PROBE;
+}
+
 /*
  * Route a read.  @ti is set in map() (which may split the bio), NULL in
  * the worker (the bio is within one block).  Returns DM_MAPIO_*.
@@ -1296,8 +1303,7 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 	__tac_classify(ti, c, bio, false);
 	WRITE_ONCE(c->last_io, jiffies);
 	/* A use of the cache: a read it may serve (not one read around it). */
-	st = __tac_lookup(c, b0, &cb,
-			  !pb->around && c->mode != TAC_MODE_PASSTHROUGH);
+	st = __tac_lookup(c, b0, &cb, tac_read_use(c, pb));
 	if (st == LK_VALID)
 		dirty = __tac_is_dirty(c, cb);
 	/*
@@ -1355,8 +1361,7 @@ miss:
 	 */
 	around = st == LK_VALID;
 	for (b = b0 + 1; b <= bl; b++) {
-		if (__tac_lookup(c, b, &cb, !pb->around &&
-				 c->mode != TAC_MODE_PASSTHROUGH) != LK_VALID)
+		if (__tac_lookup(c, b, &cb, tac_read_use(c, pb)) != LK_VALID)
 			continue;
 		if (__tac_is_dirty(c, cb) ?
 		    !pb->around || !__tac_overlay_add(c, pb, b - b0, cb) :
@@ -1380,7 +1385,7 @@ miss:
 		u64 last = min(b, b0 + cap);
 
 		for (b = b0; b < last; b++) {
-			if (__tac_lookup(c, b, &cb, true) != LK_NONE)
+			if (__tac_lookup(c, b, &cb, TAC_USE_READ) != LK_NONE)
 				continue;
 			/* Before a reservation evicts over its ghost. */
 			__tac_ghost_read(c, b, pb->random);
@@ -1610,7 +1615,8 @@ static u64 __tac_origin_run(struct dm_target *ti, struct tac_cache *c,
 	for (b = b0; b <= bl; b++) {
 		if (b > b0)	/* b0's vote: tac_route_write() */
 			__tac_ghost_write(c, b);
-		st = __tac_lookup(c, b, &cb, caching);
+		st = __tac_lookup(c, b, &cb,
+				  caching ? TAC_USE_WRITE : TAC_PROBE);
 		if (st == LK_NONE) {
 			if (b > b0 && caching && tac_whole_block(c, b, start, end) &&
 			    __tac_may_fill(c, b) &&
@@ -1652,7 +1658,7 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 	/* A use of the cache: a write it may take (not a stream's). */
 	st = __tac_lookup(c, b0, &cb, (c->mode == TAC_MODE_WRITEBACK ||
 				       c->mode == TAC_MODE_WRITETHROUGH) &&
-				      !pb->stream);
+				      !pb->stream ? TAC_USE_WRITE : TAC_PROBE);
 	if (st != LK_NONE)
 		dirty = __tac_is_dirty(c, cb);
 	/* A block written back lately, written again: a vote (tac-split.c). */
@@ -1827,7 +1833,7 @@ static int tac_route_discard(struct tac_cache *c, struct bio *bio,
 						&ob, &dirty) ||
 			    from_oblock(ob) < w0 || from_oblock(ob) >= w1)
 				goto next;
-		} else if (__tac_lookup(c, pb->cursor, &cb, false) == LK_NONE) {
+		} else if (__tac_lookup(c, pb->cursor, &cb, TAC_PROBE) == LK_NONE) {
 			goto next;
 		}
 		if (!__tac_discard_block(c, cb)) {

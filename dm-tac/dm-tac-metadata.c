@@ -510,7 +510,7 @@ static int tac_map_page_load(struct tac_cache *c, const void *page,
 				continue;
 			if (ob < c->nr_oblocks && !c->md.was_clean &&
 			    !tac_policy_lookup(c->policy, to_oblock(ob),
-					       &other, false)) {
+					       &other, TAC_PROBE)) {
 				/*
 				 * A crash in a commit can leave the entry of a
 				 * discarded dirty block beside that of its new

@@ -489,7 +489,7 @@ enum tac_lookup {
 int tac_blocks_init(struct tac_cache *c);
 void tac_blocks_exit(struct tac_cache *c);
 enum tac_lookup __tac_lookup(struct tac_cache *c, u64 oblock, u32 *cb,
-			     bool use);
+			     enum tac_use use);
 bool __tac_is_dirty(struct tac_cache *c, u32 cb);
 bool __tac_try_share(struct tac_cache *c, u32 cb);
 bool tac_try_share_fast(struct tac_cache *c, u32 cb);

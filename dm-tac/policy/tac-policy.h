@@ -92,13 +92,15 @@ struct tac_policy_ops {
 				  u32 nr_blocks, bool is_write);
 
 	/*
-	 * Is @oblock MAPPED?  0 and *@cblock if so, -ENOENT if not.
-	 * @record_hit: this is a use of the block, which recency-based
-	 * policies count (LRU moves the block to the head; TAC marks it, and
-	 * a miss may be a ghost's vote); false for a mere probe.
+	 * Is @oblock MAPPED?  0 and *@cblock if so, -ENOENT if not.  @use
+	 * (enum tac_use): TAC_PROBE for a mere probe; else a use of the
+	 * block by a read or a write of the last request(), which
+	 * recency-based policies count (LRU moves the block to the head; a
+	 * miss on a ghost of TAC's is a vote).  TAC keys a block again when
+	 * a read used it, not a write (TAC_USE_WRITE, tac_mark_used()).
 	 */
 	int (*lookup)(struct tac_policy *p, tac_oblock_t oblock,
-		      tac_cblock_t *cblock, bool record_hit);
+		      tac_cblock_t *cblock, enum tac_use use);
 
 	/*
 	 * Would admit(@oblock) succeed now?  Used by the target to decide
@@ -127,7 +129,7 @@ struct tac_policy_ops {
 	 * Optional: a read hit in two halves, for a caller that serves hits
 	 * without its lock (dm-tac's tac_read_hit_fast()).
 	 *
-	 * peek(): lookup(@oblock, record_hit false), except that it may run
+	 * peek(): lookup(@oblock, TAC_PROBE), except that it may run
 	 * at the same time as any other method, those that change mappings
 	 * included.  Its answer is then a guess: -ENOENT, or 0 and a block
 	 * that mapped @oblock at some moment of the call, or none.  The
@@ -142,7 +144,7 @@ struct tac_policy_ops {
 	 * can run meanwhile (the caller excludes writers of the block).
 	 *
 	 * hit(): the rest of the hit, under the caller's lock, later: what
-	 * request(@oblock, @nr, false) then lookup(@oblock, record_hit true)
+	 * request(@oblock, @nr, false) then lookup(@oblock, TAC_USE_READ)
 	 * would have done, except that if @cblock no longer maps @oblock the
 	 * use counts for nothing (and a ghost never votes).  @nr is the
 	 * blocks of the read whose first block @oblock is; 0 for a later
@@ -257,9 +259,9 @@ static inline enum tac_class tac_policy_request(struct tac_policy *p,
 }
 
 static inline int tac_policy_lookup(struct tac_policy *p, tac_oblock_t oblock,
-				    tac_cblock_t *cblock, bool record_hit)
+				    tac_cblock_t *cblock, enum tac_use use)
 {
-	return p->ops->lookup(p, oblock, cblock, record_hit);
+	return p->ops->lookup(p, oblock, cblock, use);
 }
 
 static inline bool tac_policy_would_admit(struct tac_policy *p,

@@ -61,6 +61,13 @@ enum tac_class {
 	TAC_SEQUENTIAL = 1,
 };
 
+/* What a lookup() is: a probe, or a use by a read or by a write. */
+enum tac_use {
+	TAC_PROBE = 0,
+	TAC_USE_READ,
+	TAC_USE_WRITE,
+};
+
 struct tac_extent_rec {
 	tac_extent_t extent;
 	u32 temp;		/* aged to the current epoch */

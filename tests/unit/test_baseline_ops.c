@@ -36,7 +36,7 @@ static int touch(struct tac_policy *p, u64 b, u64 next, tac_cblock_t *cb,
 
 	if (policy_is_opt(p))
 		opt_policy_next_use(p, next);
-	if (tac_policy_lookup(p, to_oblock(b), cb, true) == 0)
+	if (tac_policy_lookup(p, to_oblock(b), cb, TAC_USE_READ) == 0)
 		return 2;
 	r = tac_policy_admit(p, to_oblock(b), cb, &ev);
 	*evicted = from_oblock(ev);
@@ -61,11 +61,11 @@ static void check(const char *pn, create_fn create)
 	TAP_EQ(nm(pn, "4 misses fill 4 free blocks (admit returns 0)"), 0,
 	       fails);
 	TAP_EQ(nm(pn, "lookup of a mapped block: 0"), 0,
-	       tac_policy_lookup(p, to_oblock(12), &c, false));
+	       tac_policy_lookup(p, to_oblock(12), &c, TAC_PROBE));
 	TAP_EQ(nm(pn, "lookup gives the admitted cblock"), from_cblock(cb[2]),
 	       from_cblock(c));
 	TAP_EQ(nm(pn, "lookup of an unmapped block: -ENOENT"), -ENOENT,
-	       tac_policy_lookup(p, to_oblock(99), &c, false));
+	       tac_policy_lookup(p, to_oblock(99), &c, TAC_PROBE));
 
 	/* Dirty 10 and 11, hold 12: the only possible victim is 13. */
 	tac_policy_set_dirty(p, cb[0]);
@@ -84,7 +84,7 @@ static void check(const char *pn, create_fn create)
 	TAP_EQ(nm(pn, "admit with no clean unheld block: -ENOSPC"), -ENOSPC,
 	       r);
 	TAP_EQ(nm(pn, "-ENOSPC left the rejected block unmapped"), -ENOENT,
-	       tac_policy_lookup(p, to_oblock(30), &c, false));
+	       tac_policy_lookup(p, to_oblock(30), &c, TAC_PROBE));
 	tac_policy_stats(p, &st);
 	TAP_EQ(nm(pn, "stats: one bypass"), 1, st.bypasses);
 	TAP_EQ(nm(pn, "stats: 5 admissions"), 5, st.admissions);
@@ -118,7 +118,7 @@ static void check(const char *pn, create_fn create)
 	 */
 	tac_policy_unmap(p, c);
 	TAP_EQ(nm(pn, "unmap: lookups miss"), -ENOENT,
-	       tac_policy_lookup(p, to_oblock(40), &c, false));
+	       tac_policy_lookup(p, to_oblock(40), &c, TAC_PROBE));
 	tac_policy_stats(p, &st);
 	TAP_EQ(nm(pn, "unmap: one detached"), 1, st.nr_detached);
 	TAP_EQ(nm(pn, "load_mapping into a DETACHED block: -EINVAL"),
@@ -141,7 +141,7 @@ static void check(const char *pn, create_fn create)
 	TAP_EQ(nm(pn, "drop_clean leaves the 3 dirty blocks"), 3,
 	       st.nr_mapped);
 	TAP_EQ(nm(pn, "drop_clean freed the clean block"), -ENOENT,
-	       tac_policy_lookup(p, to_oblock(12), &c, false));
+	       tac_policy_lookup(p, to_oblock(12), &c, TAC_PROBE));
 	r = touch(p, 60, 1003, &c, &ev);
 	TAP_EQ(nm(pn, "after drop_clean admit takes a free block (0)"), 0, r);
 	tac_policy_reset_stats(p);

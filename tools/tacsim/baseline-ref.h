@@ -116,7 +116,7 @@ static inline u32 run_policy(struct tac_policy *p, const u64 *t, const u64 *next
 		if (next)
 			opt_policy_next_use(p, next[i]);
 		evicted[i] = -1;
-		if (tac_policy_lookup(p, to_oblock(t[i]), &cb, true) == 0) {
+		if (tac_policy_lookup(p, to_oblock(t[i]), &cb, TAC_USE_READ) == 0) {
 			hit[i] = 1;
 			hits++;
 			continue;

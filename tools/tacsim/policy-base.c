@@ -261,17 +261,18 @@ static enum tac_class base_request(struct tac_policy *p, tac_oblock_t first,
 }
 
 static int base_lookup(struct tac_policy *p, tac_oblock_t oblock,
-		       tac_cblock_t *cblock, bool record_hit)
+		       tac_cblock_t *cblock, enum tac_use use)
 {
 	struct bl_base *b = to_base(p);
 	u32 cb;
 
-	if (record_hit)
+	/* Reads and writes are references alike here. */
+	if (use != TAC_PROBE)
 		b->now++;
 	cb = bl_hash_find(&b->map, from_oblock(oblock));
 	if (cb == BL_NONE)
 		return -ENOENT;
-	if (record_hit)
+	if (use != TAC_PROBE)
 		b->hooks->hit(b, cb);
 	*cblock = to_cblock(cb);
 	return 0;

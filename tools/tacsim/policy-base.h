@@ -69,7 +69,7 @@ struct bl_base;
 
 struct bl_hooks {
 	const char *name;
-	/* A MAPPED block was referenced (lookup with record_hit). */
+	/* A MAPPED block was referenced (lookup, not TAC_PROBE). */
 	void (*hit)(struct bl_base *b, u32 cb);
 	/* @cb just became MAPPED to oblock[cb] (admit or load_mapping). */
 	void (*insert)(struct bl_base *b, u32 cb);
@@ -103,7 +103,7 @@ struct bl_base {
 	u32 *next, *prev;	/* free list or the policy's lists */
 	struct bl_hash map;
 	struct bl_list free;
-	u64 now;		/* references so far (lookup with record_hit) */
+	u64 now;		/* references so far (lookup, not TAC_PROBE) */
 	u32 nr_mapped, nr_dirty, nr_detached, nr_held_mapped;
 	u64 admissions, bypasses, evictions;
 	u64 ram_bytes;

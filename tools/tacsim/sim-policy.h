@@ -7,7 +7,7 @@
  *
  * The baselines implement every method of struct tac_policy_ops in the
  * textbook "every access is a reference, a miss inserts the block" mode:
- * lookup(record_hit = true) is one reference, and admit() after a missed
+ * lookup(TAC_USE_READ or _WRITE) is one reference, and admit() after a missed
  * lookup always finds room (evicting if the cache is full) unless every
  * mapped block is dirty or held.  They do not classify requests:
  * request() only returns TAC_RANDOM; tacsim classifies each request once
@@ -28,7 +28,7 @@ struct tac_policy *opt_policy_create(u32 nr_blocks);
 
 /*
  * OPT (Belady's MIN) is offline: before each reference, that is before the
- * lookup(record_hit = true) and, on a miss, the admit() of one access, the
+ * lookup(TAC_USE_READ or _WRITE) and, on a miss, the admit() of one access, the
  * caller tells it when the block being accessed will next be accessed
  * (an access index, strictly larger than any earlier one; OPT_NEVER if
  * never).  tacsim computes these from the whole trace in a backward pass.

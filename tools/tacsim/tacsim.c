@@ -7,7 +7,7 @@
  * the TAC core from dm-tac/ (the very files the kernel module links,
  * compiled through tools/include/) and the baselines in this directory.  A
  * request touching bytes [o, o + len) references blocks floor(o / bs) ..
- * floor((o + len - 1) / bs) in order, each one access: lookup(record_hit),
+ * floor((o + len - 1) / bs) in order, each one access: lookup(TAC_USE_READ or _WRITE),
  * and on a miss admit().  Costs follow the TAC cost model with the core's
  * default device costs: a hit costs an SSD read, a miss an HDD random or
  * sequential read as the TAC classifier labels the request, an admission
@@ -611,7 +611,7 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 			if (write_around && r->write) {
 				time_us += c_miss;
 				if (!tac_policy_lookup(p, to_oblock(b), &cb,
-						       false)) {
+						       TAC_PROBE)) {
 					tac_policy_unmap(p, cb);
 					tac_policy_release(p, cb);
 					inval++;
@@ -620,7 +620,9 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 			}
 			if (next)
 				opt_policy_next_use(p, next[a]);
-			if (!tac_policy_lookup(p, to_oblock(b), &cb, true)) {
+			if (!tac_policy_lookup(p, to_oblock(b), &cb,
+					       r->write ? TAC_USE_WRITE :
+							  TAC_USE_READ)) {
 				hits++;
 				time_us += c_hit;
 				continue;
