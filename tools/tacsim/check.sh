@@ -81,6 +81,13 @@ check "csv: 3 hits" sample.csv hits 3
 check "csv: op X malformed" sample.csv malformed_lines 1
 check "csv: block size 8K: 3 accesses" sample.csv accesses 3 --block-size 8K
 
+# The cache write cost: a read's by default, else --param or --cost-ssd-write.
+check "cache write cost: a read's by default" sample.csv cost_ssd_write_us 20
+check "cache write cost: --param cost_cache_write_us=35" sample.csv \
+	cost_ssd_write_us 35 --param cost_cache_write_us=35
+check "cache write cost: --cost-ssd-write 40" sample.csv cost_ssd_write_us 40 \
+	--cost-ssd-write 40
+
 if cc -std=gnu11 -g -O1 -fsanitize=address,undefined \
 	-fno-sanitize-recover=all -I"$TOP/tools/include" -I"$TOP/dm-tac/policy" \
 	-I"$T" "$T/tacsim.c" "$T/trace.c" "$T"/policy-*.c \

@@ -907,6 +907,8 @@ int main(int argc, char **argv)
 		if (!field || !parse_size(eq + 1, &v) || v > UINT32_MAX)
 			die("bad --param %s=%s", overrides[i], eq + 1);
 		*field = (u32)v;
+		if (field == &params.cost_cache_write_us)
+			cache_write_param = true;
 	}
 	if (extent_bytes) {
 		if (extent_bytes % bs || extent_bytes / bs > TAC_MAX_EXTENT_BLOCKS)
@@ -921,9 +923,6 @@ int main(int argc, char **argv)
 	 * the simulated time: --cost-ssd-write, else --param
 	 * cost_cache_write_us, else a read's cost (as before both existed).
 	 */
-	for (i = 0; i < nr_overrides; i++)
-		if (!strncmp(overrides[i], "cost_cache_write_us=", 20))
-			cache_write_param = true;
 	if (cost_ssd_write_set)
 		params.cost_cache_write_us = (u32)cost_ssd_write_us;
 	else if (cache_write_param)
