@@ -8,8 +8,9 @@
 # at all.
 #
 #   tests/check.sh [PART]...
-#     unit          user-space unit tests, and the check that the status
-#                   field list matches the Documentation and tac_status()
+#     unit          user-space unit tests, the check that the status
+#                   field list matches the Documentation and tac_status(),
+#                   and tacsim's trace readers and options
 #     vmrunner      qemu/vm's KVM probe and stall watchdog, with a
 #                   stand-in QEMU (no VM)
 #     install       make install, the systemd unit, DKMS's file list (no
@@ -288,6 +289,8 @@ for part in "${parts[@]}"; do
 			make -s --no-print-directory -C tests/unit check
 		host_part status-fields "status field list (dm-tac/status-fields)" \
 			bash tests/status-fields/run.sh
+		host_part tacsim "tacsim's trace readers and options (make -C tools check)" \
+			make -s --no-print-directory -C tools check
 		;;
 	vmrunner)
 		host_part vmrunner "qemu/vm tests (stand-in QEMU, no VM)" \

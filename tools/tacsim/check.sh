@@ -102,4 +102,5 @@ if cc -std=gnu11 -g -O1 -fsanitize=address,undefined \
 	rm -f "$T/tacsim-asan"
 fi
 echo "1..$n"
+echo "$((n - fail)) passed, $fail failed"
 [ $fail -eq 0 ]
