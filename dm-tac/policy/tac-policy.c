@@ -578,22 +578,24 @@ static u32 tac_ghost_slot(struct tac *tac, tac_oblock_t oblock, u16 *fp)
  * Issue 10's learning filter, after ARC's ghost lists.  A miss on a block
  * that one step looser would have admitted says the filter is too strict;
  * a miss on a block evicted for a newcomer that one step tighter would
- * have refused says it is too loose.  Only those are remembered (see
+ * have refused says it is too loose (for a refusal, one step or back to
+ * the margin alone: tac_step_looser()).  Only those are remembered (see
  * tac_admit()): a block no step would have changed says nothing about the
  * step.  Each vote weighs the disk time the other decision would have
  * saved, net of the cache write (FD-Buffer's W_SSD) that an admission
  * costs:
  *   refused, back:  admitting it would have saved this miss (the request's
  *                   class: little for a scan) and cost one cache write, so
- *                   it weighs last_cost - W, and a return worth no more
- *                   than the write is no vote at all;
+ *                   it weighs last_cost + 1 - W, and a return worth no
+ *                   more than the write is no vote at all;
  *   evicted, back:  refusing its newcomer would have saved this miss and
- *                   that newcomer's cache write: last_cost + W.
- * (Plus 1, so that a free miss still counts.)  Every TAC_LEARN_VOTES votes
- * the filter moves one step toward the side that cost more: looser up to
- * TAC_MAX_LOOSEN steps, and tighter than admit_margin alone, down to
- * TAC_MAX_TIGHTEN, where admitting costs more than it saves (a scan the
- * margin lets in, measured on make bench-sim's DW trace).
+ *                   that newcomer's cache write: last_cost + 1 + W (the 1:
+ *                   a free miss still counts).
+ * Every TAC_LEARN_VOTES votes the filter moves one step toward the side
+ * that cost more: looser up to TAC_MAX_LOOSEN steps, and tighter than
+ * admit_margin alone, down to TAC_MAX_TIGHTEN, where admitting costs more
+ * than it saves (a scan the margin lets in, measured on make bench-sim's
+ * DW trace).
  */
 static bool tac_learn(struct tac *tac, bool refused)
 {
@@ -620,6 +622,23 @@ static bool tac_learn(struct tac *tac, bool refused)
 	tac->refused_back = 0;
 	tac->evicted_back = 0;
 	return tac->step != was;
+}
+
+/*
+ * The step a refusal is judged against: one step looser than the filter,
+ * and at least as loose as the margin alone.  A filter 4 steps tight
+ * refuses blocks up to 16 times warmer than the victim, and one step
+ * looser would refuse those up to 8 times too: if only the blocks one
+ * step away left ghosts, the others' returns would never vote, and with
+ * nothing evicted the filter would stay that tight (found by review; unit
+ * test a_tightened_filter_loosens_again).  An eviction is judged one step
+ * tighter, whatever the step: judging a loose filter's evictions against
+ * the margin alone as well cost make bench-sim's OLTP trace 7% of I/O
+ * time at 256M (more votes to tighten, from blocks any step evicts).
+ */
+static int tac_step_looser(struct tac *tac)
+{
+	return max_t(int, tac->step + 1, 0);
 }
 
 /* Remember @oblock as refused or evicted, over whatever the slot held. */
@@ -992,7 +1011,7 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 	if (r < 0) {
 		/* Refused, but one step looser would have admitted it. */
 		if (tac->step < TAC_MAX_LOOSEN && against != TAC_NO_VICTIM &&
-		    tac_warmer_at(tac, t, against, tac->step + 1))
+		    tac_warmer_at(tac, t, against, tac_step_looser(tac)))
 			tac_ghost_add(tac, oblock, true);
 		tac->bypasses++;
 		return r;
