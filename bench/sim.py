@@ -51,6 +51,9 @@ PGBENCH = os.path.join(TOOLS, "traces", "pgbench.blkparse.gz")
 # Traces and sizes the simulator goals apply to: (b), (c), pgbench at the
 # smaller sizes; (a) against LRU only.
 GAP_GOAL_TRACES = {"b-ods", "c-dw", "pgbench"}
+# Issue 10: TAC's I/O time at most the better of LRU and ARC on every
+# trace and size, and the gap closed by 0.75 on these at every size.
+ISSUE10_GAP_TRACES = {"b-ods", "c-dw"}
 
 
 def generate(name, args):
@@ -160,14 +163,22 @@ def main():
               % ("trace", "cache", "closure", "TAC/ARC", "TAC/LRU",
                  "TAC Macc/s", "goal"))
         for name, size, closure, tac_arc, tac_lru, rate in summary:
-            goal = ""
+            goals = []
             if name in GAP_GOAL_TRACES and size < largest[name]:
                 ok = closure >= 0.75 and tac_arc <= 0.85
-                goal = "closure>=0.75, TAC/ARC<=0.85: %s" % (
-                    "met" if ok else "MISSED")
+                goals.append("closure>=0.75, TAC/ARC<=0.85: %s" % (
+                    "met" if ok else "MISSED"))
             elif name == "a-oltp":
-                goal = "TAC/LRU<=1.05: %s" % (
-                    "met" if tac_lru <= 1.05 else "MISSED")
+                goals.append("TAC/LRU<=1.05: %s" % (
+                    "met" if tac_lru <= 1.05 else "MISSED"))
+            # Issue 10: at most the better of LRU and ARC, everywhere;
+            # TAC / min(LRU, ARC) is the larger of the two ratios.
+            goals.append("TAC/best<=1: %s" % (
+                "met" if max(tac_arc, tac_lru) <= 1 else "MISSED"))
+            if name in ISSUE10_GAP_TRACES:
+                goals.append("closure>=0.75: %s" % (
+                    "met" if closure >= 0.75 else "MISSED"))
+            goal = "; ".join(goals)
             print("   %-8s %-6s %9.3f %9.3f %9.3f %10.2f  %s"
                   % (name, size_name(size), closure, tac_arc, tac_lru,
                      rate / 1e6, goal))
