@@ -1072,65 +1072,6 @@ static void refused_blocks_that_come_back_loosen_the_filter(void)
 	tac_policy_destroy(p);
 }
 
-/*
- * The filter tightens past admit_margin too (issue 10).  Newcomers at 1100
- * evict victims at 1000 (1% would do), and each victim comes back: 256
- * such misses, and no refused block back, make the filter compare with
- * the victim's temperature doubled.  A candidate at 1500 is then refused,
- * one at 2100 (over 2 * 1000 * 1.01) admitted.
- */
-static void evicted_blocks_that_come_back_tighten_past_the_margin(void)
-{
-	struct tac_policy *p = mk(4, 100, 1);
-	u64 ev = 0, ob;
-	u32 i;
-
-	EXPECT_TRUE(p);
-	for (ob = 1; ob <= 4; ob++) {
-		set_temp(p, ob, 1000);
-		EXPECT_EQ(0, adm(p, ob, NULL, NULL));
-	}
-	for (ob = 1000, i = 0; i < 256; i++, ob++) {
-		set_temp(p, ob, 1100);
-		EXPECT_EQ(1, adm(p, ob, NULL, &ev));
-		/* In line at 1000 for the next newcomer. */
-		set_temp(p, ob, 1000);
-		EXPECT_EQ(-1, look(p, ev));
-	}
-	set_temp(p, 5000, 1500);
-	EXPECT_EQ(-ENOSPC, adm(p, 5000, NULL, NULL));
-	set_temp(p, 5001, 2100);
-	EXPECT_EQ(1, adm(p, 5001, NULL, NULL));
-	tac_policy_destroy(p);
-}
-
-/*
- * A refused block that comes back as part of a scan would have saved the
- * disk a sequential read (11 us) had it been admitted, for one cache write
- * (20 us): no vote (issue 10).  ob 100 at 800, refused against a victim at
- * 1000 and admitted one step looser, comes back 256 times in 16-block
- * requests, which are sequential: the filter does not move, and ob 100 is
- * still refused.  The same returns priced as random reads loosen it
- * (refused_blocks_back_as_random_reads_loosen).
- */
-static void refused_blocks_back_in_a_scan_do_not_loosen(void)
-{
-	struct tac_policy *p = full4(1, 1000);
-	u32 i;
-
-	EXPECT_TRUE(p);
-	set_temp(p, 100, 800);
-	for (i = 0; i < 256; i++) {
-		EXPECT_EQ(-ENOSPC, adm(p, 100, NULL, NULL));
-		EXPECT_EQ(TAC_SEQUENTIAL,
-			  tac_policy_request(p, to_oblock(100), 16, false));
-		set_temp(p, 100, 800);
-		EXPECT_EQ(-1, look(p, 100));
-	}
-	EXPECT_EQ(-ENOSPC, adm(p, 100, NULL, NULL));
-	tac_policy_destroy(p);
-}
-
 /* Four blocks at 1000 in a cache that tests every admission (margin 1). */
 static struct tac_policy *full4_at_1000(void)
 {
@@ -1191,6 +1132,53 @@ static void random_returns(struct tac_policy *p, u32 temp, u32 rounds,
 			set_temp(p, ob, 1000000);	/* it stays */
 		}
 	}
+}
+
+/*
+ * The filter tightens past admit_margin too (issue 10).  Newcomers at 1100
+ * evict victims at 1000 (1% would do), and each victim comes back: 256
+ * such misses, and no refused block back, make the filter compare with
+ * the victim's temperature doubled.  A candidate at 1500 is then refused,
+ * one at 2100 (over 2 * 1000 * 1.01) admitted.
+ */
+static void evicted_blocks_that_come_back_tighten_past_the_margin(void)
+{
+	struct tac_policy *p = full4_at_1000();
+
+	EXPECT_TRUE(p);
+	tighten(p, 1, 1000);
+	set_temp(p, 5000, 1500);
+	EXPECT_EQ(-ENOSPC, adm(p, 5000, NULL, NULL));
+	set_temp(p, 5001, 2100);
+	EXPECT_EQ(1, adm(p, 5001, NULL, NULL));
+	tac_policy_destroy(p);
+}
+
+/*
+ * A refused block that comes back as part of a scan would have saved the
+ * disk a sequential read (11 us) had it been admitted, for one cache write
+ * (20 us): no vote (issue 10).  ob 100 at 800, refused against a victim at
+ * 1000 and admitted one step looser, comes back 256 times in 16-block
+ * requests, which are sequential: the filter does not move, and ob 100 is
+ * still refused.  The same returns priced as random reads loosen it
+ * (refused_blocks_back_as_random_reads_loosen).
+ */
+static void refused_blocks_back_in_a_scan_do_not_loosen(void)
+{
+	struct tac_policy *p = full4(1, 1000);
+	u32 i;
+
+	EXPECT_TRUE(p);
+	set_temp(p, 100, 800);
+	for (i = 0; i < 256; i++) {
+		EXPECT_EQ(-ENOSPC, adm(p, 100, NULL, NULL));
+		EXPECT_EQ(TAC_SEQUENTIAL,
+			  tac_policy_request(p, to_oblock(100), 16, false));
+		set_temp(p, 100, 800);
+		EXPECT_EQ(-1, look(p, 100));
+	}
+	EXPECT_EQ(-ENOSPC, adm(p, 100, NULL, NULL));
+	tac_policy_destroy(p);
 }
 
 /*
