@@ -175,15 +175,6 @@ static bool __tac_take_rest(struct tac_cache *c, struct bio *bio, bool write)
 }
 
 /*
- * Sequential streams (TAC's premise: a disk serves them cheaply, so
- * caching them gains little, and splitting them around cached blocks
- * costs a rotation per piece).  A request continuing a recent request's
- * end extends that stream; one that continues none starts a new one in
- * place of the oldest.  Returns the request's stream, NULL for a request
- * too small to be part of one.  Reads and writes are tracked apart.
- * Caller holds c->lock.
- */
-/*
  * Requests shorter than this (64 KiB or three blocks) are never part of a
  * stream (__tac_stream()), so a read hit without the lock may be one.
  */
@@ -192,6 +183,15 @@ static sector_t tac_stream_min(struct tac_cache *c)
 	return max_t(sector_t, TAC_STREAM_MIN_SECTORS, 3 * c->block_sectors);
 }
 
+/*
+ * Sequential streams (TAC's premise: a disk serves them cheaply, so
+ * caching them gains little, and splitting them around cached blocks
+ * costs a rotation per piece).  A request continuing a recent request's
+ * end extends that stream; one that continues none starts a new one in
+ * place of the oldest.  Returns the request's stream, NULL for a request
+ * too small to be part of one.  Reads and writes are tracked apart.
+ * Caller holds c->lock.
+ */
 static struct tac_stream *__tac_stream(struct tac_cache *c, struct bio *bio,
 				       bool write)
 {
@@ -1595,6 +1595,17 @@ static int tac_copy_start(struct tac_cache *c, struct bio *bio, bool can_wait)
 /* Write routing */
 
 /*
+ * May this write use the cache's blocks?  In write-back and write-through,
+ * unless it is part of a stream, which drops the cached copies it writes
+ * over and goes to the origin in one piece.
+ */
+static bool tac_write_caches(struct tac_cache *c, struct tac_bio *pb)
+{
+	return (c->mode == TAC_MODE_WRITEBACK ||
+		c->mode == TAC_MODE_WRITETHROUGH) && !pb->stream;
+}
+
+/*
  * Writes that go to the origin alone, from @b0 up to the next block that
  * needs the cache (a dirty one; in write-back and write-through a clean
  * cached one or one to admit).  Clean cached copies on the way are
@@ -1604,10 +1615,7 @@ static u64 __tac_origin_run(struct dm_target *ti, struct tac_cache *c,
 			    struct bio *bio, u64 b0, u64 bl)
 {
 	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
-	/* A stream drops the cached copies it writes over (one piece). */
-	bool caching = (c->mode == TAC_MODE_WRITEBACK ||
-			c->mode == TAC_MODE_WRITETHROUGH) &&
-		       !tac_pb(bio)->stream;
+	bool caching = tac_write_caches(c, tac_pb(bio));
 	enum tac_lookup st;
 	u64 b;
 	u32 cb;
@@ -1656,17 +1664,14 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 	__tac_classify(ti, c, bio, true);
 	WRITE_ONCE(c->last_io, jiffies);
 	/* A use of the cache: a write it may take (not a stream's). */
-	st = __tac_lookup(c, b0, &cb, (c->mode == TAC_MODE_WRITEBACK ||
-				       c->mode == TAC_MODE_WRITETHROUGH) &&
-				      !pb->stream ? TAC_USE_WRITE : TAC_PROBE);
+	st = __tac_lookup(c, b0, &cb, tac_write_caches(c, pb) ?
+				      TAC_USE_WRITE : TAC_PROBE);
 	if (st != LK_NONE)
 		dirty = __tac_is_dirty(c, cb);
 	/* A block written back lately, written again: a vote (tac-split.c). */
 	__tac_ghost_write(c, b0);
 
-	if (dirty || (st == LK_VALID && !pb->stream &&
-		      (c->mode == TAC_MODE_WRITEBACK ||
-		       c->mode == TAC_MODE_WRITETHROUGH) &&
+	if (dirty || (st == LK_VALID && tac_write_caches(c, pb) &&
 		      __tac_cache_writable(c, cb, false))) {
 		/* A cached block takes the write: it must be ours alone. */
 		bool cleaner;
@@ -1702,10 +1707,8 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 		return tac_copy_start(c, bio, false);
 	}
 
-	if (st == LK_NONE && !pb->stream &&
+	if (st == LK_NONE && tac_write_caches(c, pb) &&
 	    tac_whole_block(c, b0, start, end) &&
-	    (c->mode == TAC_MODE_WRITEBACK ||
-	     c->mode == TAC_MODE_WRITETHROUGH) &&
 	    __tac_reserve(c, b0, &cb)) {
 		/* A whole block of a warm extent is admitted by its write. */
 		__tac_first_block_only(ti, c, bio);
