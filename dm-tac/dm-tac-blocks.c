@@ -923,6 +923,20 @@ u32 __tac_nr_dirty(struct tac_cache *c)
 	return ps.nr_dirty;
 }
 
+/*
+ * Dirty blocks the cleaner lets be now: the split's target, plus the
+ * free blocks beyond its reserve (tac_split_high(): free space is clean
+ * space while the cache fills).
+ */
+u32 __tac_dirty_high(struct tac_cache *c)
+{
+	struct tac_policy_stats ps;
+
+	tac_policy_stats(c->policy, &ps);
+	return tac_split_high(&c->split, ps.nr_blocks - ps.nr_mapped -
+					 ps.nr_detached);
+}
+
 /* Write-back state to keep on disk: dirty blocks, or their shadows. */
 bool __tac_wb_active(struct tac_cache *c)
 {

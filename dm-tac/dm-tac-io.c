@@ -1472,7 +1472,7 @@ static void tac_wb_endio(struct bio *copy)
 		__tac_fail(c, "a write to a dirty block failed");
 		__tac_disown(c, cb);
 	}
-	kick = __tac_nr_dirty(c) > c->split.target;
+	kick = __tac_nr_dirty(c) > __tac_dirty_high(c);
 	spin_unlock_irqrestore(&c->lock, flags);
 	pb->copy = NULL;
 	tac_copy_free(c, copy);

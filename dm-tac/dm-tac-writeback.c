@@ -6,7 +6,8 @@
  * The cleaner (Turbocharging sections 2.3.3 and 3.3.5) starts when dirty
  * blocks exceed the split's target (dirty_threshold percent of the cache,
  * or, with dirty_adapt, where FD-Buffer's cost model has moved it from
- * there: policy/tac-split.c) and cleans down to a
+ * there, plus the free blocks beyond a reserve while the cache fills:
+ * policy/tac-split.c) and cleans down to a
  * little under it, or toward zero once no user I/O arrived for
  * clean_idle_ms, or to zero for 'flush' and a switch out of write-back.
  * It takes dirty blocks in origin order from a moving cursor (the policy's
@@ -404,7 +405,7 @@ static int tac_clean_batch(struct tac_cache *c)
 static enum tac_cleaner_state __clean_goal(struct tac_cache *c)
 {
 	u64 dirty = __tac_nr_dirty(c);
-	u64 high = c->split.target;
+	u64 high = __tac_dirty_high(c);
 	u64 low = high - high / 20;	/* "a little under" the target */
 
 	if (!dirty) {

@@ -26,6 +26,15 @@
  * the side that cost more, within [lo, hi].  While the cache has free
  * blocks nothing is evicted and only rewrites vote: the target grows.
  *
+ * Free space is clean space (tac_split_high()): while the cache fills,
+ * the cleaner lets dirty blocks take the free blocks beyond a reserve
+ * too, as no admission needs a clean block to evict yet.  A write-back
+ * put off may never be needed (the block is written again), goes out in
+ * a longer run in origin order, or in idle time.  The allowance shrinks
+ * block for block as the cache fills, so the dirty share is back at the
+ * target when only the reserve is left free.  A pinned split (adapt
+ * off) is the target alone.
+ *
  * Each side's ghosts are 16-bit fingerprints in a direct-mapped table of
  * one slot per 64 to 128 cache blocks (a power of two, at least 64
  * slots): 15 bits of the block's hash, and a bit that keeps it from 0, an
@@ -129,6 +138,15 @@ void tac_split_cleaned(struct tac_split *s, u64 oblock)
 	u16 fp, *g = tac_split_slot(s, s->cleaned, oblock, &fp);
 
 	*g = fp;
+}
+
+u32 tac_split_high(const struct tac_split *s, u32 nr_free)
+{
+	u32 reserve = s->nr_blocks / TAC_SPLIT_RESERVE;
+
+	if (!s->adapt || nr_free <= reserve || s->target >= s->hi)
+		return s->target;
+	return s->target + min_t(u32, nr_free - reserve, s->hi - s->target);
 }
 
 /* One vote of @cost for dirty space (@dirty) or clean space. */

@@ -12,6 +12,7 @@
 
 #define TAC_SPLIT_MIN_PCT	5	/* the target's bounds, percent of */
 #define TAC_SPLIT_MAX_PCT	80	/* the cache, unless set outside */
+#define TAC_SPLIT_RESERVE	16	/* 1/16 of the cache stays free */
 
 struct tac_split {
 	u16 *evicted;		/* ghosts of the last evictions */
@@ -34,6 +35,13 @@ int tac_split_init(struct tac_split *s, u32 nr_blocks, u32 pct, bool adapt);
 void tac_split_exit(struct tac_split *s);
 /* Start again from @pct percent, adapting or not (the tunables). */
 void tac_split_set(struct tac_split *s, u32 pct, bool adapt);
+
+/*
+ * Dirty blocks the cleaner lets be while @nr_free cache blocks are free:
+ * the target, plus the free blocks beyond 1/TAC_SPLIT_RESERVE of the
+ * cache, at most hi in all; the target alone when not adapting.
+ */
+u32 tac_split_high(const struct tac_split *s, u32 nr_free);
 
 /* A clean block left the cache to make room for another. */
 void tac_split_evicted(struct tac_split *s, u64 oblock);

@@ -6,7 +6,9 @@
 # that is larger than dirty_threshold makes the cleaner write back blocks
 # that are then written again, so the split grows its dirty space until
 # the cleaner stops writing them back; pinned (dirty_adapt off), the
-# cleaner keeps writing them back.  Over devices that complete
+# cleaner keeps writing them back.  Free space is clean space: while the
+# cache has free blocks beyond its reserve, dirty blocks may take them
+# and the cleaner waits; pinned, it does not.  Over devices that complete
 # asynchronously (null_blk, irqmode=2), as real disks do, and the data
 # read back is what was written.  The tunable is checked like the others:
 # on or off only, shown in the table line when given, changed by 'set'.
@@ -38,17 +40,32 @@ rewrite_pass() {
 		--randseed=$RANDOM --output=/dev/null
 }
 
-# run ADAPT PASSES: PASSES + 1 passes over 30% of the cache with
+# read_fill FIRST N: read each of N 4 KiB blocks from block FIRST once,
+# in random order; each is cached while the cache has a free block
+read_fill() {
+	fio --name=fill --filename="$dev" --rw=randread --bs=4k --direct=1 \
+		--ioengine=psync --offset=$(($1 * 4))k --size=$(($2 * 4))k \
+		--randseed=$RANDOM --output=/dev/null
+}
+
+# create ADAPT: a new write-back device, dirty_threshold 20
+create() {
+	dm_remove tacsplit
+	tac_create tacsplit "$origin" "$cache" 8 mode writeback format \
+		dirty_threshold 20 clean_idle_ms 0 dirty_adapt "$1"
+}
+
+# run ADAPT PASSES: a cache filled by reads (no free block, so the target
+# alone counts), then PASSES + 1 passes over 30% of the cache with
 # dirty_threshold 20 (the adaptive split gets there in two or three);
 # prints "<target> <target - set size> <writebacks of the last pass>"
 # (blocks) on stdout, and nothing else there
 run() {
 	local total n wb i
-	dm_remove tacsplit
-	tac_create tacsplit "$origin" "$cache" 8 mode writeback format \
-		dirty_threshold 20 clean_idle_ms 0 dirty_adapt "$1" >&2 || return 1
+	create "$1" >&2 || return 1
 	total=$(tac_stat tacsplit total)
 	n=$((total * 30 / 100))
+	read_fill 1024 "$total"
 	for i in $(seq "$2"); do
 		rewrite_pass "$n"
 		wait_idle || diag "the cleaner did not go idle (pass $i)" >&2
@@ -62,6 +79,38 @@ run() {
 }
 
 dd if=/dev/urandom of="$origin" bs=1M count=64 oflag=direct status=none
+
+# 0. Free space is clean space.  Half the cache written: with the split
+# adapting, the cleaner leaves it dirty in the free blocks; once reads
+# have taken them, it writes back down to the target.  Pinned, it
+# writes back down to the target at once.
+if create on; then
+	total=$(tac_stat tacsplit total)
+	half=$((total / 2))
+	rewrite_pass "$half"
+	wait_idle || diag "the cleaner did not go idle (free space)"
+	check_eq "with free blocks, half the cache written stays dirty (dirty_blocks writebacks)" \
+		"$half 0" "$(tac_stat tacsplit dirty_blocks writebacks)"
+	read_fill $((1024 + half)) $((total - half))
+	wait_idle || diag "the cleaner did not go idle (cache full)"
+	read -r used target dirty wb < <(tac_stat tacsplit used dirty_target dirty_blocks writebacks)
+	diag "filled by reads: used $used of $total, target $target, dirty $dirty, written back $wb"
+	check_eq "...reads fill the cache" "$total" "$used"
+	check_le "...then the cleaner writes back down to the target" "$target" "$dirty"
+	check_ge "...(writebacks)" $((half - target)) "$wb"
+	create off
+	rewrite_pass "$half"
+	wait_idle || diag "the cleaner did not go idle (pinned)"
+	read -r target dirty wb < <(tac_stat tacsplit dirty_target dirty_blocks writebacks)
+	check_le "pinned, the cleaner keeps to the target with free blocks" "$target" "$dirty"
+	check_ge "...(writebacks)" $((half - target)) "$wb"
+	want=$(dd if="$dev" bs=4k skip=1024 count="$half" iflag=direct status=none | md5sum)
+	check_cmd "flush" dmsetup message tacsplit 0 flush
+	check_eq "...and the origin has what was written" "$want" \
+		"$(dd if="$origin" bs=4k skip=1024 count="$half" iflag=direct status=none | md5sum)"
+else
+	tap_fail "a device with dirty_adapt on" "not created"
+fi
 
 # 1. Adaptive (the default is on; given here to be shown in the table).
 read -r target over wb <<<"$(run on 5)"

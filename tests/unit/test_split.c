@@ -195,6 +195,32 @@ static void a_threshold_outside_the_bounds_widens_them(void)
 	tac_split_exit(&s);
 }
 
+/*
+ * Free space is clean space: free blocks beyond a 1/16 reserve (800 of
+ * 12800) add to the target, up to hi (10240); a full cache, a cache
+ * down to its reserve, and a pinned split get the target alone.
+ */
+static void free_blocks_beyond_the_reserve_add_to_the_target(void)
+{
+	tac_split_init(&s, NR, 20, true);
+	EXPECT_EQ(2560, tac_split_high(&s, 0));
+	EXPECT_EQ(2560, tac_split_high(&s, 800));
+	EXPECT_EQ(2561, tac_split_high(&s, 801));
+	EXPECT_EQ(2560 + 4000, tac_split_high(&s, 4800));
+	EXPECT_EQ(10240, tac_split_high(&s, 8480));
+	EXPECT_EQ(10240, tac_split_high(&s, NR));
+	tac_split_set(&s, 20, false);
+	EXPECT_EQ(2560, tac_split_high(&s, NR));
+	tac_split_set(&s, 90, true);
+	EXPECT_EQ(11520, tac_split_high(&s, NR));
+	tac_split_exit(&s);
+	/* A cache of fewer than 16 blocks keeps no reserve. */
+	tac_split_init(&s, 10, 20, true);
+	EXPECT_EQ(2, tac_split_high(&s, 0));
+	EXPECT_EQ(8, tac_split_high(&s, 10));
+	tac_split_exit(&s);
+}
+
 /* Tiny and huge caches: the table has 64 slots at least, steps >= 1. */
 static void sizes_at_the_edges(void)
 {
@@ -231,6 +257,7 @@ int main(void)
 	RUN(a_ghost_votes_once);
 	RUN(a_pinned_split_does_not_move);
 	RUN(a_threshold_outside_the_bounds_widens_them);
+	RUN(free_blocks_beyond_the_reserve_add_to_the_target);
 	RUN(sizes_at_the_edges);
 	return tap_done();
 }
