@@ -27,17 +27,29 @@
 #                   replay:KVER:STACK, powercut:KVER:STACK, fuzz:KVER;
 #                   SPEC+SPEC... runs them one after the other in one lane
 #   default: unit vmrunner install vm:6.1 vm:6.12
-#   ONE_KERNEL_TESTS="..."    VM selftests run on the first vm:KVER part's
-#                             kernel only (default tac_tacmeta.sh
-#                             tac_activate.sh: the user-space tools, and
-#                             tac_lockless.sh, whose races need the 2
-#                             CPUs of vm2:6.1 and which tac_hits.sh and
-#                             tac_hit_release.sh already run on both
-#                             kernels; make check's 30 minutes; "" runs
-#                             them on every kernel; a lone vm:KVER runs
-#                             them)
+#   ONE_KERNEL_TESTS="..."    VM selftests run on one kernel only, dealt
+#                             out in turn (by name) among the vm:KVER
+#                             parts, or in the 2-CPU VM when they are
+#                             among its tests.  What they test is the
+#                             module's own logic, the same on every
+#                             kernel: the table line, messages, status,
+#                             the policy's choices, the lockless hits'
+#                             counts, metadata reload, the user-space
+#                             tools, and write-back's races, whose
+#                             interleavings the test forces with gates,
+#                             not timing.  Every test of the I/O path
+#                             against the block layer (data through
+#                             every mode over asynchronous devices,
+#                             flushes, FUA, errors, torture) runs on
+#                             every kernel.  "" runs every test on every
+#                             kernel; a lone vm:KVER runs them all
 #   TESTS="tac_hits.sh ..."   only these VM selftests
 #   TORTURE_SECONDS=N         passed on to tac_torture.sh in the VMs
+#   TORTURE_SHARE=1           tac_torture.sh's scenarios shared out among
+#                             the vm:KVER parts (TORTURE_PART, see the
+#                             test), each kernel a different half of the
+#                             (mode, block size) pairs, every mode on
+#                             each; unset: every scenario on every kernel
 #   TACMETA_IMAGES=N          randomly damaged images tac_tacmeta.sh
 #                             checks (default 10)
 #   TAC_TEST_TIMEOUT=S        time limit of each VM selftest (default 600;
@@ -57,11 +69,12 @@
 #                             KASAN guest runs each test 5 to 25 times
 #                             slower)
 #
-# Parts run in four phases: unit tests, vmrunner and host-only crash
-# self-tests; then every vm: part side by side; then every vm2: part
-# alone (2 CPUs each); then every crash: part that boots VMs, side by
-# side.  A TCG guest keeps about one host core busy per guest CPU, so
-# each VM of a phase gets host cores / VMs CPUs (at least one):
+# Parts run in three phases: unit tests, vmrunner and host-only crash
+# self-tests; then every vm: part and every crash: part that boots VMs,
+# as a queue: as many at once as the host has cores (each VM then gets
+# host cores / VMs CPUs), the next as soon as one ends, in the order
+# given (longest first packs best); then every vm2: part alone (2 CPUs
+# each).  A TCG guest keeps about one host core busy per guest CPU:
 # overcommitted guests wait for descheduled vCPUs (TLB shootdowns, RCU)
 # and device-mapper table loads got five times slower that way.
 
@@ -86,6 +99,7 @@ add() {
 	skipped=$((skipped + $3))
 }
 
+# lane_cpus N: CPUs for each of N VMs running at once
 lane_cpus() {
 	local n
 	if [ "${SERIAL:-0}" = 1 ]; then
@@ -98,69 +112,100 @@ lane_cpus() {
 	echo "$n"
 }
 
-# run_lanes FUNC ARG...: FUNC ARG for every ARG, side by side unless
-# SERIAL=1
-run_lanes() {
-	local f=$1 a
-	shift
-	if [ "${SERIAL:-0}" = 1 ]; then
-		for a in "$@"; do "$f" "$a"; done
-	else
-		for a in "$@"; do "$f" "$a" & done
-		wait
-	fi
+# lane_slots N: how many of N VMs run at once (one per host core at
+# most; one under SERIAL=1)
+lane_slots() {
+	local n=$1
+	[ "${SERIAL:-0}" != 1 ] || n=1
+	[ "$n" -le "$(nproc)" ] || n=$(nproc)
+	echo "$n"
+}
+
+# run_queue SLOTS FUNC ARG...: FUNC ARG for every ARG in order, SLOTS at
+# once, the next as soon as one ends
+run_queue() {
+	local slots=$1 f=$2 a running=0
+	shift 2
+	for a in "$@"; do
+		if [ "$running" -ge "$slots" ]; then
+			wait -n
+			running=$((running - 1))
+		fi
+		"$f" "$a" &
+		running=$((running + 1))
+	done
+	wait
 }
 
 VM2_TESTS=${VM2_TESTS:-tac_coherence.sh tac_streams.sh tac_lockless.sh}
 TAC_TEST_TIMEOUT=${TAC_TEST_TIMEOUT:-600}
 SELFTEST_VM_TIMEOUT=${VM_TIMEOUT:-2400}
-ONE_KERNEL_TESTS=${ONE_KERNEL_TESTS-tac_tacmeta.sh tac_activate.sh tac_lockless.sh}
+ONE_KERNEL_TESTS=${ONE_KERNEL_TESTS-tac_activate.sh tac_ctr_bad_input.sh tac_hit_release.sh tac_hits.sh tac_lockless.sh tac_messages.sh tac_scan_resistance.sh tac_split.sh tac_status_table.sh tac_streams.sh tac_superblock.sh tac_tacmeta.sh tac_warm_restart.sh tac_wb_races.sh}
 
-# vm_tests KVER LANE: the selftests lane LANE (1..VM_SPLIT) of KVER's
-# VM runs, by name order, dealt out in turn; the 2-CPU ones and those of
-# one kernel only left out as in vm_run.
-vm_tests() {
-	local k=$1 lane=$2 n=0 t name
+# kernel_tests KVER: the selftests KVER's vm: part runs, by name: all
+# but those of the 2-CPU VM (when KVER has one) and the one-kernel tests
+# dealt to another kernel (or run in a 2-CPU VM).
+kernel_tests() {
+	local k=$1 t name i=0 ks
+	# shellcheck disable=SC2207
+	ks=($(printf '%s\n' "${vms[@]%_lane*}" | awk '!seen[$0]++'))
 	for t in tests/selftests/tac_*.sh; do
 		name=$(basename "$t")
 		[ -x "$t" ] || continue
-		[[ " ${vms2[*]} " == *" $k "* ]] && [[ " $VM2_TESTS " == *" $name "* ]] && continue
-		[ "$k" != "${vms[0]%_lane*}" ] && [[ " $ONE_KERNEL_TESTS " == *" $name "* ]] && continue
+		if [[ " $VM2_TESTS " == *" $name "* ]] && [ ${#vms2[@]} -gt 0 ]; then
+			[[ " ${vms2[*]} " == *" $k "* ]] && continue
+			[[ " $ONE_KERNEL_TESTS " == *" $name "* ]] && continue
+		fi
+		if [[ " $ONE_KERNEL_TESTS " == *" $name "* ]]; then
+			[ "${ks[i % ${#ks[@]}]}" = "$k" ] || { i=$((i + 1)); continue; }
+			i=$((i + 1))
+		fi
+		echo "$name"
+	done
+}
+
+# vm_tests KVER LANE: the selftests lane LANE (1..VM_SPLIT) of KVER's
+# VM runs: kernel_tests dealt out in turn.
+vm_tests() {
+	local n=0 name
+	for name in $(kernel_tests "$1"); do
 		n=$((n + 1))
-		[ $(( (n - 1) % VM_SPLIT + 1 )) -eq "$lane" ] && echo "$name"
+		[ $(( (n - 1) % VM_SPLIT + 1 )) -eq "$2" ] && echo "$name"
+	done
+}
+
+# torture_part KVER: TORTURE_PART=K/N for KVER's share of tac_torture.sh
+# under TORTURE_SHARE=1 (N the vm: kernels, K this one's place)
+torture_part() {
+	local ks i
+	[ "${TORTURE_SHARE:-0}" = 1 ] || return 0
+	# shellcheck disable=SC2207
+	ks=($(printf '%s\n' "${vms[@]%_lane*}" | awk '!seen[$0]++'))
+	for i in "${!ks[@]}"; do
+		[ "${ks[i]}" = "$1" ] && echo "TORTURE_PART=$((i + 1))/${#ks[@]}"
 	done
 }
 
 # vm_run KVER or KVER_laneN
 vm_run() {
-	local k=${1%_lane*} rw=$out/vm-$1 x=() t sel=()
+	local k=${1%_lane*} rw=$out/vm-$1 sel=() part
 	rm -rf "$rw"
 	mkdir -p "$rw"
-	if [ -z "${TESTS:-}" ] && [[ $1 == *_lane* ]]; then
+	if [ -n "${TESTS:-}" ]; then
+		# shellcheck disable=SC2206
+		sel=(${TESTS})
+	elif [[ $1 == *_lane* ]]; then
 		mapfile -t sel < <(vm_tests "$k" "${1##*_lane}")
 	else
-		# shellcheck disable=SC2206
-		sel=(${TESTS:-})
+		mapfile -t sel < <(kernel_tests "$k")
 	fi
-	# Tests that run in the 2-CPU VM of this kernel are left out here.
-	if [ -z "${TESTS:-}" ] && [[ " ${vms2[*]} " == *" $k "* ]]; then
-		for t in $VM2_TESTS; do
-			x+=(-x "$t")
-		done
-	fi
-	# Those of one kernel only: in the first lane (vm:6.1 in make check,
-	# where tac_coherence.sh leaves time to spare).
-	if [ -z "${TESTS:-}" ] && [ "$k" != "${vms[0]%_lane*}" ]; then
-		for t in $ONE_KERNEL_TESTS; do
-			x+=(-x "$t")
-		done
-	fi
+	part=$(torture_part "$k")
 	# shellcheck disable=SC2086
 	qemu/vm --kernel "$k" --rwdir "$rw" --log "$out/console-$1.log" \
 		--timeout "$SELFTEST_VM_TIMEOUT" \
-		-- env ${TORTURE_SECONDS:+TORTURE_SECONDS=$TORTURE_SECONDS} \
+		-- env ${TORTURE_SECONDS:+TORTURE_SECONDS=$TORTURE_SECONDS} $part \
 		${TACMETA_IMAGES:+TACMETA_IMAGES=$TACMETA_IMAGES} \
-		tests/selftests/run_all.sh -o "$rw/counts" "${x[@]}" \
+		tests/selftests/run_all.sh -o "$rw/counts" \
 		${TAC_TEST_TIMEOUT:+-t $TAC_TEST_TIMEOUT} "${sel[@]}" \
 		>"$out/vm-$1.log" 2>&1
 	echo $? >"$rw.rc"
@@ -322,30 +367,49 @@ for k in $(printf '%s\n' "${vms[@]%_lane*}" "${vms2[@]}" "${crash_vm[@]}" | tr +
 		broken+=("building dm-hddsim for $k failed")
 done
 
-# run_phase TITLE RUN COLLECT ITEM...: RUN every ITEM side by side with
-# the host's cores shared among their VMs, then COLLECT each in order.
+# run_phase TITLE RUN COLLECT ITEM...: RUN every ITEM, as many at once
+# as the host has cores, with the host's cores shared among their VMs,
+# then COLLECT each in order.
 run_phase() {
-	local title=$1 run=$2 collect=$3 start i
+	local title=$1 run=$2 collect=$3 start i slots
 	shift 3
 	[ $# -gt 0 ] || return 0
 	start=$(date +%s)
+	slots=$(lane_slots $#)
 	export VM_CPUS
-	VM_CPUS=$(lane_cpus $#)
-	echo "== $title: $# lane(s) side by side, $VM_CPUS CPU(s) per VM, $(nproc) host cores"
-	run_lanes "$run" "$@"
+	VM_CPUS=$(lane_cpus "$slots")
+	echo "== $title: $# part(s), $slots at once, $VM_CPUS CPU(s) per VM, $(nproc) host cores"
+	run_queue "$slots" "$run" "$@"
 	for i in "$@"; do
 		"$collect" "$i"
 	done
 	echo "== $title took $(( $(date +%s) - start ))s"
 }
 
-# Phase 2: the VM selftests.  Phase 3: the racing ones, one VM at a
-# time with the host's cores.  Phase 4: crash tests that boot VMs.
-run_phase "VM selftests" vm_run vm_collect "${vms[@]}"
+# A part of phase 2: a vm: lane (KVER or KVER_laneN) or a crash: part
+# (crash:SPEC).
+vm_or_crash_run() {
+	case $1 in
+	crash:*) crash_run "${1#crash:}" ;;
+	*) vm_run "$1" ;;
+	esac
+}
+
+vm_or_crash_collect() {
+	case $1 in
+	crash:*) crash_collect "${1#crash:}" ;;
+	*) vm_collect "$1" ;;
+	esac
+}
+
+# Phase 2: the VM selftests and the crash tests that boot VMs, as a
+# queue.  Phase 3: the racing selftests, one VM at a time with the
+# host's cores.
+run_phase "VM selftests and crash tests" vm_or_crash_run vm_or_crash_collect \
+	"${vms[@]}" "${crash_vm[@]/#/crash:}"
 for k in "${vms2[@]}"; do
 	run_phase "VM selftests on 2 CPUs" vm2_run vm2_collect "$k"
 done
-run_phase "crash tests" crash_run crash_collect "${crash_vm[@]}"
 
 for b in "${broken[@]}"; do
 	echo "BROKEN: $b"
