@@ -924,17 +924,26 @@ u32 __tac_nr_dirty(struct tac_cache *c)
 }
 
 /*
- * Dirty blocks the cleaner lets be now: the split's target, plus the
- * free blocks beyond its reserve (tac_split_high(): free space is clean
- * space while the cache fills).
+ * Dirty blocks now (@dirty) and how many the cleaner lets be (@high),
+ * from one look at the policy: the split's target, plus half the free
+ * blocks beyond its reserve (tac_split_high(): free space is clean
+ * space while the cache fills), but only in write-back on a healthy
+ * cache.  After cache errors or a switch out of write-back, nothing
+ * fills the free space again, and the dirty blocks it would let be sit
+ * on a cache that is failing or no longer meant to hold them: the
+ * target alone.
  */
-u32 __tac_dirty_high(struct tac_cache *c)
+void __tac_dirty_high(struct tac_cache *c, u32 *dirty, u32 *high)
 {
 	struct tac_policy_stats ps;
 
 	tac_policy_stats(c->policy, &ps);
-	return tac_split_high(&c->split, ps.nr_blocks - ps.nr_mapped -
-					 ps.nr_detached);
+	*dirty = ps.nr_dirty;
+	if (c->mode != TAC_MODE_WRITEBACK || c->health != TAC_OK)
+		*high = c->split.target;
+	else
+		*high = tac_split_high(&c->split, ps.nr_blocks - ps.nr_mapped -
+						  ps.nr_detached);
 }
 
 /* Write-back state to keep on disk: dirty blocks, or their shadows. */

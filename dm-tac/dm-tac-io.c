@@ -1439,7 +1439,7 @@ static void tac_wb_endio(struct bio *copy)
 	sector_t start = pb->iter.bi_sector;
 	sector_t end = start + (pb->iter.bi_size >> SECTOR_SHIFT);
 	blk_status_t status = copy->bi_status;
-	u32 cb = pb->cblock, first, nr;
+	u32 cb = pb->cblock, first, nr, dirty, high;
 	u32 crc[32];
 	unsigned long flags;
 	bool kick;
@@ -1472,7 +1472,8 @@ static void tac_wb_endio(struct bio *copy)
 		__tac_fail(c, "a write to a dirty block failed");
 		__tac_disown(c, cb);
 	}
-	kick = __tac_nr_dirty(c) > __tac_dirty_high(c);
+	__tac_dirty_high(c, &dirty, &high);
+	kick = dirty > high;
 	spin_unlock_irqrestore(&c->lock, flags);
 	pb->copy = NULL;
 	tac_copy_free(c, copy);

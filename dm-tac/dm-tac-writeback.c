@@ -404,9 +404,10 @@ static int tac_clean_batch(struct tac_cache *c)
 /* What the cleaner should do now (lock held). */
 static enum tac_cleaner_state __clean_goal(struct tac_cache *c)
 {
-	u64 dirty = __tac_nr_dirty(c);
-	u64 high = __tac_dirty_high(c);
-	u64 low = high - high / 20;	/* "a little under" the target */
+	u32 dirty, high, low;
+
+	__tac_dirty_high(c, &dirty, &high);
+	low = high - high / 20;	/* "a little under" the target */
 
 	if (!dirty) {
 		if (c->flush_wanted)

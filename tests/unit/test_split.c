@@ -196,28 +196,42 @@ static void a_threshold_outside_the_bounds_widens_them(void)
 }
 
 /*
- * Free space is clean space: free blocks beyond a 1/16 reserve (800 of
- * 12800) add to the target, up to hi (10240); a full cache, a cache
- * down to its reserve, and a pinned split get the target alone.
+ * Free space is clean space: half the free blocks beyond a 1/16 reserve
+ * (800 of 12800) add to the target, where it has moved, up to hi (10240,
+ * or the threshold when higher); a full cache, a cache down to its
+ * reserve, and a pinned split get the target alone.
  */
 static void free_blocks_beyond_the_reserve_add_to_the_target(void)
 {
 	tac_split_init(&s, NR, 20, true);
 	EXPECT_EQ(2560, tac_split_high(&s, 0));
 	EXPECT_EQ(2560, tac_split_high(&s, 800));
-	EXPECT_EQ(2561, tac_split_high(&s, 801));
-	EXPECT_EQ(2560 + 4000, tac_split_high(&s, 4800));
-	EXPECT_EQ(10240, tac_split_high(&s, 8480));
+	EXPECT_EQ(2560, tac_split_high(&s, 801));
+	EXPECT_EQ(2561, tac_split_high(&s, 802));
+	EXPECT_EQ(2560 + 2000, tac_split_high(&s, 4800));
+	EXPECT_EQ(2560 + 6000, tac_split_high(&s, NR));
+	/* From where the target is, not where it started. */
+	EXPECT_EQ(1, rewrite(16, R));
+	EXPECT_EQ(2760, s.target);
+	EXPECT_EQ(2760 + 2000, tac_split_high(&s, 4800));
+	tac_split_set(&s, 70, true);
 	EXPECT_EQ(10240, tac_split_high(&s, NR));
 	tac_split_set(&s, 20, false);
 	EXPECT_EQ(2560, tac_split_high(&s, NR));
+	/* Up to hi, which a threshold of 90 raises to 11520. */
 	tac_split_set(&s, 90, true);
+	EXPECT_EQ(1, reread(0, 16, R));
+	EXPECT_EQ(11320, s.target);
 	EXPECT_EQ(11520, tac_split_high(&s, NR));
 	tac_split_exit(&s);
 	/* A cache of fewer than 16 blocks keeps no reserve. */
 	tac_split_init(&s, 10, 20, true);
 	EXPECT_EQ(2, tac_split_high(&s, 0));
-	EXPECT_EQ(8, tac_split_high(&s, 10));
+	EXPECT_EQ(7, tac_split_high(&s, 10));
+	tac_split_exit(&s);
+	/* A target at hi already: nothing more. */
+	tac_split_init(&s, 1, 20, true);
+	EXPECT_EQ(1, tac_split_high(&s, 1));
 	tac_split_exit(&s);
 }
 
