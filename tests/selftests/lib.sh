@@ -143,7 +143,28 @@ scratch_dev() {
 	declare -g "$var=$dev"
 }
 
+# sectors DEV: DEV's size in 512-byte sectors.  From sysfs without
+# starting a process when it can (under TCG a process start costs about
+# 0.1 s; tests call this hundreds of times): /dev/mapper/NAME by dm's
+# name in /sys/block/dm-*/dm/name, /dev/X by /sys/class/block/X.
 sectors() {
+	local d n
+	case $1 in
+	/dev/mapper/*)
+		for d in /sys/block/dm-*; do
+			[ -r "$d/dm/name" ] && read -r n <"$d/dm/name" &&
+				[ "$n" = "${1#/dev/mapper/}" ] || continue
+			read -r n <"$d/size" && echo "$n" && return 0
+		done
+		;;
+	/dev/*)
+		d=/sys/class/block/${1#/dev/}
+		if [ -r "$d/size" ] && read -r n <"$d/size"; then
+			echo "$n"
+			return 0
+		fi
+		;;
+	esac
 	blockdev --getsz "$1"
 }
 
@@ -153,7 +174,7 @@ dm_remove() {
 	dmsetup info "$1" >/dev/null 2>&1 || return 0
 	# Up to about 15 s: udev's probes of a device take seconds on a
 	# KASAN kernel under TCG (make check-debug).
-	for i in $(seq 30); do
+	for ((i = 0; i < 30; i++)); do
 		err=$(dmsetup remove "$1" 2>&1) && return 0
 		udevadm settle 2>/dev/null
 		sleep 0.5
@@ -190,7 +211,7 @@ tac_create() {
 # for them); 1 if it never did
 wait_stat() {
 	local i
-	for i in $(seq 100); do
+	for ((i = 0; i < 100; i++)); do
 		[ "$(tac_stat "$1" "$2")" -ge "$3" ] && return 0
 		sleep 0.1
 	done
@@ -200,54 +221,62 @@ wait_stat() {
 # tac_field NAME N: the Nth (1-based) word of the INFO status after the
 # "<start> <len> tac" prefix.
 tac_field() {
-	dmsetup status "$1" | awk -v n="$2" '{ print $(n + 3) }'
+	local w
+	read -r -a w < <(dmsetup status "$1")
+	echo "${w[$2 + 2]:-}"
 }
 
 # tac_stat NAME FIELD...: the INFO status fields of device NAME called
 # FIELD, by the names of dm-tac/status-fields (the one list of them, which
 # the Documentation and the kernel are checked against), separated by
 # spaces.  One part of a field like used/total is asked for by its part's
-# name: "used", "total".  An unknown name prints nothing and fails.
+# name: "used", "total".  An unknown name prints nothing and fails.  The
+# list is read once, here; a call starts one process (dmsetup).
 TAC_STATUS_FIELDS=$TOP/dm-tac/status-fields
+declare -A _tac_pos=() _tac_part=()
+_tac_fields_load() {
+	local num name rest k parts
+	while read -r num name rest; do
+		[[ -n $num && $num != \#* && -n $name && -z $rest ]] || continue
+		_tac_pos[$name]=$num
+		_tac_part[$name]=0
+		IFS=/ read -r -a parts <<<"$name"
+		[ ${#parts[@]} -gt 1 ] || continue
+		for k in "${!parts[@]}"; do
+			_tac_pos[${parts[k]}]=$num
+			_tac_part[${parts[k]}]=$((k + 1))
+		done
+	done <"$TAC_STATUS_FIELDS"
+}
+_tac_fields_load
+
 tac_stat() {
-	local dev=$1
+	local dev=$1 n bad=0 line w q v out i=0
 	shift
-	dmsetup status "$dev" | awk -v list="$TAC_STATUS_FIELDS" -v names="$*" '
-	BEGIN {
-		while ((getline line < list) > 0) {
-			if (line ~ /^#/ || split(line, w) != 2)
-				continue
-			pos[w[2]] = w[1]
-			part[w[2]] = 0
-			k = split(w[2], p, "/")
-			for (i = 1; k > 1 && i <= k; i++) {
-				pos[p[i]] = w[1]
-				part[p[i]] = i
-			}
-		}
-		n = split(names, want, " ")
-		for (i = 1; i <= n; i++) {
-			if (!(want[i] in pos)) {
-				printf "tac_stat: no status field \"%s\" in %s\n",
-					want[i], list > "/dev/stderr"
-				bad = 1
-			}
-		}
-		if (n == 0 || bad)
-			exit 1
-	}
-	{
-		out = ""
-		for (i = 1; i <= n; i++) {
-			v = $(pos[want[i]] + 3)
-			if (part[want[i]]) {
-				split(v, q, "/")
-				v = q[part[want[i]]]
-			}
-			out = out (i > 1 ? " " : "") v
-		}
-		print out
-	}'
+	[ $# -gt 0 ] || return 1
+	for n in "$@"; do
+		if [ -z "${_tac_pos[$n]:-}" ]; then
+			echo "tac_stat: no status field \"$n\" in $TAC_STATUS_FIELDS" >&2
+			bad=1
+		fi
+	done
+	[ "$bad" = 0 ] || return 1
+	while read -r line; do
+		read -r -a w <<<"$line"
+		out=
+		i=0
+		for n in "$@"; do
+			v=${w[_tac_pos[$n] + 2]:-}
+			if [ "${_tac_part[$n]}" != 0 ]; then
+				IFS=/ read -r -a q <<<"$v"
+				v=${q[_tac_part[$n] - 1]:-}
+			fi
+			[ "$i" = 0 ] || out+=" "
+			out+=$v
+			i=$((i + 1))
+		done
+		echo "$out"
+	done < <(dmsetup status "$dev")
 }
 
 # ------------------------------------------------------------------
@@ -448,7 +477,9 @@ delay_set() {
 # delay_held NAME CLASS: bios a dm-delay device holds now; CLASS 1 reads,
 # 2 writes, 3 flushes
 delay_held() {
-	dmsetup status "$1" | awk -v c="$2" '{ print $(3 + c) }'
+	local w
+	read -r -a w < <(dmsetup status "$1")
+	echo "${w[2 + $2]:-}"
 }
 
 # wait_held NAME CLASS N SECONDS: wait until NAME holds at least N bios of
