@@ -131,8 +131,8 @@ debug-kernel: deps
 	@bash qemu/debug-kernel
 
 # The VM selftests (torture included) shared out among two VMs side by
-# side, the 2-CPU ones, then the crash tests at CI size in two lanes, on
-# that kernel.  KASAN and lockdep slow a test down 5 to 25 times under
+# side, the crash tests at CI size each taking the first of their places
+# that frees, then the 2-CPU ones, on that kernel.  KASAN and lockdep slow a test down 5 to 25 times under
 # TCG: the limits per test and per VM are raised.
 check-debug: deps
 	@bash qemu/debug-kernel >&2

@@ -928,10 +928,10 @@ u32 __tac_nr_dirty(struct tac_cache *c)
  * from one look at the policy: the split's target, plus half the free
  * blocks beyond its reserve (tac_split_high(): free space is clean
  * space while the cache fills), but only in write-back on a healthy
- * cache.  After cache errors or a switch out of write-back, nothing
- * fills the free space again, and the dirty blocks it would let be sit
- * on a cache that is failing or no longer meant to hold them: the
- * target alone.
+ * cache.  Out of write-back the dirty blocks are no longer meant to
+ * stay, and after cache errors (which switch to passthrough) they sit
+ * on a device that is failing while nothing fills the free space again:
+ * the target alone.
  */
 void __tac_dirty_high(struct tac_cache *c, u32 *dirty, u32 *high)
 {

@@ -96,8 +96,9 @@ wait_cleaned() {
 # 0. Free space is clean space.  A third of the cache written: with the
 # split adapting, the cleaner leaves it dirty in the free blocks (the
 # allowance is the target, 20%, plus half the free blocks beyond a
-# sixteenth: 20% + 30%); once reads have taken them, it writes back
-# down to the target.  Pinned, it writes back down to the target at
+# sixteenth: 20% + 30%); half the cache written is past it (20% + 22%),
+# and the cleaner writes back to under it; once reads have taken the
+# free blocks, it writes back down to the target.  Pinned, it writes back down to the target at
 # once.  Out of write-back (a table reloaded in passthrough), free space
 # counts for nothing either.
 if create on; then
@@ -107,13 +108,28 @@ if create on; then
 	wait_idle || diag "the cleaner did not go idle (free space)"
 	check_eq "with free blocks, a third of the cache written stays dirty (dirty_blocks writebacks)" \
 		"$third 0" "$(tac_stat tacsplit dirty_blocks writebacks)"
-	read_fill $((1024 + third)) $((total - third))
+	# Half the cache: past the allowance (all the free blocks would
+	# still hold it), so the cleaner writes back to under it.
+	half=$((total / 2))
+	rewrite_pass "$half"
+	for i in $(seq 300); do
+		read -r used target dirty < <(tac_stat tacsplit used dirty_target dirty_blocks)
+		allow=$((target + (total - used - total / 16) / 2))
+		[ "$dirty" -gt "$allow" ] || break
+		nap 0.1
+	done
+	wb=$(tac_stat tacsplit writebacks)
+	diag "half written: used $used, target $target, allowance $allow, dirty $dirty, written back $wb"
+	check_le "half the cache written: the cleaner writes back to the target plus half the free blocks beyond a sixteenth" \
+		"$allow" "$dirty"
+	check_ge "...(writebacks)" 1 "$wb"
+	read_fill $((1024 + half)) $((total - half))
 	wait_cleaned || diag "the cleaner did not write back to the target (cache full)"
 	read -r used target dirty wb < <(tac_stat tacsplit used dirty_target dirty_blocks writebacks)
 	diag "filled by reads: used $used of $total, target $target, dirty $dirty, written back $wb"
 	check_ge "...reads fill the cache to its reserve" $((total - total / 16)) "$used"
 	check_le "...then the cleaner writes back down to the target" "$target" "$dirty"
-	check_ge "...(writebacks)" $((third - target)) "$wb"
+	check_ge "...(writebacks)" $((half - target)) "$wb"
 	create off
 	rewrite_pass "$third"
 	wait_cleaned || diag "the cleaner did not write back to the target (pinned)"

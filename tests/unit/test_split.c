@@ -229,10 +229,6 @@ static void free_blocks_beyond_the_reserve_add_to_the_target(void)
 	EXPECT_EQ(2, tac_split_high(&s, 0));
 	EXPECT_EQ(7, tac_split_high(&s, 10));
 	tac_split_exit(&s);
-	/* A target at hi already: nothing more. */
-	tac_split_init(&s, 1, 20, true);
-	EXPECT_EQ(1, tac_split_high(&s, 1));
-	tac_split_exit(&s);
 }
 
 /* Tiny and huge caches: the table has 64 slots at least, steps >= 1. */
