@@ -6,10 +6,11 @@
  * The cleaner (Turbocharging sections 2.3.3 and 3.3.5) starts when dirty
  * blocks exceed the split's target (dirty_threshold percent of the cache,
  * or, with dirty_adapt, where FD-Buffer's cost model has moved it from
- * there, plus the free blocks beyond a reserve while the cache fills:
- * policy/tac-split.c) and cleans down to a
- * little under it, or toward zero once no user I/O arrived for
- * clean_idle_ms, or to zero for 'flush' and a switch out of write-back.
+ * there, plus half the free blocks beyond a reserve in write-back on a
+ * healthy cache: policy/tac-split.c, __tac_dirty_high()) and cleans down
+ * to a little under it, or toward zero once no user I/O arrived for
+ * clean_idle_ms, or to zero for 'flush' and a 'mode' message out of
+ * write-back (a table reloaded out of it cleans to the target only).
  * It takes dirty blocks in origin order from a moving cursor (the policy's
  * dirty_batch()), coalesces runs of consecutive origin blocks into single
  * origin writes of up to clean_batch blocks (group cleaning, alpha), and

@@ -12,7 +12,8 @@
 
 #define TAC_SPLIT_MIN_PCT	5	/* the target's bounds, percent of */
 #define TAC_SPLIT_MAX_PCT	80	/* the cache, unless set outside */
-#define TAC_SPLIT_RESERVE	16	/* 1/16 of the cache stays free */
+#define TAC_SPLIT_RESERVE	16	/* free blocks up to 1/16 of the */
+					/* cache count for nothing */
 
 struct tac_split {
 	u16 *evicted;		/* ghosts of the last evictions */

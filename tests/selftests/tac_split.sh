@@ -98,9 +98,9 @@ wait_cleaned() {
 # allowance is the target, 20%, plus half the free blocks beyond a
 # sixteenth: 20% + 30%); half the cache written is past it (20% + 22%),
 # and the cleaner writes back to under it; once reads have taken the
-# free blocks, it writes back down to the target.  Pinned, it writes back down to the target at
-# once.  Out of write-back (a table reloaded in passthrough), free space
-# counts for nothing either.
+# free blocks, it writes back down to the target.  Pinned, it writes
+# back down to the target at once.  Out of write-back (a table reloaded
+# in passthrough), free space counts for nothing either.
 if create on; then
 	total=$(tac_stat tacsplit total)
 	third=$((total / 3))
