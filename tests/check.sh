@@ -144,13 +144,17 @@ TAC_TEST_TIMEOUT=${TAC_TEST_TIMEOUT:-600}
 SELFTEST_VM_TIMEOUT=${VM_TIMEOUT:-2400}
 ONE_KERNEL_TESTS=${ONE_KERNEL_TESTS-tac_activate.sh tac_ctr_bad_input.sh tac_hit_release.sh tac_hits.sh tac_lockless.sh tac_messages.sh tac_scan_resistance.sh tac_split.sh tac_status_table.sh tac_superblock.sh tac_tacmeta.sh tac_warm_restart.sh tac_wb_races.sh}
 
+# vm_kernels: the kernels of the vm: parts, once each, in order
+vm_kernels() {
+	printf '%s\n' "${vms[@]%_lane*}" | awk '!seen[$0]++'
+}
+
 # kernel_tests KVER: the selftests KVER's vm: part runs, by name: all
 # but those of the 2-CPU VM (when KVER has one) and the one-kernel tests
 # dealt to another kernel (or run in a 2-CPU VM).
 kernel_tests() {
 	local k=$1 t name i=0 ks
-	# shellcheck disable=SC2207
-	ks=($(printf '%s\n' "${vms[@]%_lane*}" | awk '!seen[$0]++'))
+	mapfile -t ks < <(vm_kernels)
 	for t in tests/selftests/tac_*.sh; do
 		name=$(basename "$t")
 		[ -x "$t" ] || continue
@@ -182,8 +186,7 @@ vm_tests() {
 torture_part() {
 	local ks i
 	[ "${TORTURE_SHARE:-0}" = 1 ] || return 0
-	# shellcheck disable=SC2207
-	ks=($(printf '%s\n' "${vms[@]%_lane*}" | awk '!seen[$0]++'))
+	mapfile -t ks < <(vm_kernels)
 	[ ${#ks[@]} -eq 2 ] || return 0
 	for i in "${!ks[@]}"; do
 		[ "${ks[i]}" = "$1" ] && echo "TORTURE_PART=$((i + 1))/${#ks[@]}"

@@ -143,6 +143,19 @@ scratch_dev() {
 	declare -g "$var=$dev"
 }
 
+# dm_sysfs NAME: the sysfs directory of dm device NAME (from each
+# /sys/block/dm-*/dm/name, no process); 1 if there is none
+dm_sysfs() {
+	local d n
+	for d in /sys/block/dm-*; do
+		[ -r "$d/dm/name" ] && read -r n <"$d/dm/name" &&
+			[ "$n" = "$1" ] || continue
+		echo "$d"
+		return 0
+	done
+	return 1
+}
+
 # sectors DEV: DEV's size in 512-byte sectors.  From sysfs without
 # starting a process when it can (under TCG a process start costs about
 # 0.1 s; tests call this hundreds of times): /dev/mapper/NAME by dm's
@@ -151,11 +164,10 @@ sectors() {
 	local d n
 	case $1 in
 	/dev/mapper/*)
-		for d in /sys/block/dm-*; do
-			[ -r "$d/dm/name" ] && read -r n <"$d/dm/name" &&
-				[ "$n" = "${1#/dev/mapper/}" ] || continue
-			read -r n <"$d/size" && echo "$n" && return 0
-		done
+		if d=$(dm_sysfs "${1#/dev/mapper/}") && read -r n <"$d/size"; then
+			echo "$n"
+			return 0
+		fi
 		;;
 	/dev/*)
 		d=/sys/class/block/${1#/dev/}
@@ -218,12 +230,18 @@ wait_stat() {
 	return 1
 }
 
-# tac_field NAME N: the Nth (1-based) word of the INFO status after the
-# "<start> <len> tac" prefix.
-tac_field() {
+# status_word NAME N: the Nth (1-based) word of dm device NAME's status
+# after its "<start> <len> <target>" prefix
+status_word() {
 	local w
 	read -r -a w < <(dmsetup status "$1")
 	echo "${w[$2 + 2]:-}"
+}
+
+# tac_field NAME N: the Nth (1-based) word of the INFO status after the
+# "<start> <len> tac" prefix.
+tac_field() {
+	status_word "$@"
 }
 
 # tac_stat NAME FIELD...: the INFO status fields of device NAME called
@@ -477,9 +495,7 @@ delay_set() {
 # delay_held NAME CLASS: bios a dm-delay device holds now; CLASS 1 reads,
 # 2 writes, 3 flushes
 delay_held() {
-	local w
-	read -r -a w < <(dmsetup status "$1")
-	echo "${w[2 + $2]:-}"
+	status_word "$1" "$2"
 }
 
 # wait_held NAME CLASS N SECONDS: wait until NAME holds at least N bios of

@@ -119,12 +119,7 @@ sums() {
 
 # dm_exists NAME: a dm device of that name exists (sysfs, no process)
 dm_exists() {
-	local f n
-	for f in /sys/block/dm-*/dm/name; do
-		[ -r "$f" ] || continue
-		read -r n <"$f" && [ "$n" = "$1" ] && return 0
-	done
-	return 1
+	dm_sysfs "$1" >/dev/null
 }
 
 # try_table TABLE [LEN]: attempt a create, return dmsetup's status.

@@ -81,13 +81,18 @@ run() {
 
 dd if=/dev/urandom of="$origin" bs=1M count=64 oflag=direct status=none
 
-# wait_cleaned: up to 30 s until no more blocks are dirty than the
-# target (the cleaner starts at the next tick, within 100 ms)
+# wait_cleaned [HALF_FREE]: up to 30 s until no more blocks are dirty
+# than the target, or with HALF_FREE=1 the target plus half the free
+# blocks beyond a sixteenth (the cleaner starts at the next tick, within
+# 100 ms); leaves used, target, allow and dirty set
 wait_cleaned() {
-	local i d t
+	local i total
+	total=$(tac_stat tacsplit total)
 	for i in $(seq 300); do
-		read -r d t < <(tac_stat tacsplit dirty_blocks dirty_target)
-		[ "$d" -le "$t" ] && return 0
+		read -r used target dirty < <(tac_stat tacsplit used dirty_target dirty_blocks)
+		allow=$target
+		[ "${1:-0}" = 0 ] || allow=$((target + (total - used - total / 16) / 2))
+		[ "$dirty" -gt "$allow" ] || return 0
 		nap 0.1
 	done
 	return 1
@@ -112,12 +117,7 @@ if create on; then
 	# still hold it), so the cleaner writes back to under it.
 	half=$((total / 2))
 	rewrite_pass "$half"
-	for i in $(seq 300); do
-		read -r used target dirty < <(tac_stat tacsplit used dirty_target dirty_blocks)
-		allow=$((target + (total - used - total / 16) / 2))
-		[ "$dirty" -gt "$allow" ] || break
-		nap 0.1
-	done
+	wait_cleaned 1 || diag "the cleaner did not write back to the allowance (half written)"
 	wb=$(tac_stat tacsplit writebacks)
 	diag "half written: used $used, target $target, allowance $allow, dirty $dirty, written back $wb"
 	check_le "half the cache written: the cleaner writes back to the target plus half the free blocks beyond a sixteenth" \
