@@ -19,6 +19,8 @@ struct tac_split {
 	u16 *evicted;		/* ghosts of the last evictions */
 	u16 *cleaned;		/* ghosts of the last target write-backs */
 	u32 mask;		/* slots - 1, in each table */
+	u32 sample;		/* ghosts are kept of the blocks whose */
+				/* hash has these bits clear */
 	u32 nr_blocks;
 	u32 target;		/* dirty blocks the cleaner lets be */
 	u32 lo, hi;		/* the target's range */
@@ -43,6 +45,13 @@ void tac_split_set(struct tac_split *s, u32 pct, bool adapt);
  * the cache, at most hi in all; the target alone when not adapting.
  */
 u32 tac_split_high(const struct tac_split *s, u32 nr_free);
+
+/*
+ * Whether @oblock is one of the blocks the split keeps ghosts of (one in
+ * about nr_blocks / slots): the others' events are not recorded and
+ * never vote.
+ */
+bool tac_split_sampled(const struct tac_split *s, u64 oblock);
 
 /* A clean block left the cache to make room for another. */
 void tac_split_evicted(struct tac_split *s, u64 oblock);

@@ -3,8 +3,11 @@
  * The clean/dirty split (tac-split.c, issue 10 item 4): where the target
  * moves for crafted sequences of rewrites of written-back blocks,
  * evictions and read misses.  A cache of 12800 blocks: 200 ghost slots
- * rounded down to 128, a decision per 16 votes, step 200 blocks, 20% =
- * 2560, bounds 5% = 640 and 80% = 10240.
+ * rounded down to 128, ghosts of one block in 64 (12800 / 128 = 100,
+ * rounded down to a power of two), a decision per 8 votes, step 200
+ * blocks, 20% = 2560, bounds 5% = 640 and 80% = 10240.  The crafted
+ * sequences use blocks of the sample (nth()), except where a block out
+ * of it is the point.
  */
 #include "helpers.h"
 #include "tac-split.h"
@@ -16,18 +19,36 @@
 
 static struct tac_split s;
 
+/* The @i-th block (from 0) of the sample of the split set up now. */
+static u64 nth(u64 i)
+{
+	static u64 at, b;	/* b is the at-th block of the sample */
+	static u32 sample = ~0U;
+
+	if (sample != s.sample || i < at) {
+		sample = s.sample;
+		at = 0;
+		for (b = 0; !tac_split_sampled(&s, b); b++)
+			;
+	}
+	while (at < i)
+		if (tac_split_sampled(&s, ++b))
+			at++;
+	return b;
+}
+
 /*
- * @n blocks from @first, each written back for the target and then
- * written again (each write follows its ghost at once: no other ghost
- * can take its slot).
+ * @n blocks of the sample from its @first-th, each written back for the
+ * target and then written again (each write follows its ghost at once:
+ * no other ghost can take its slot).
  */
 static u32 rewrite_from(u64 first, u32 n, u32 cost)
 {
 	u32 moved = 0, i;
 
 	for (i = 0; i < n; i++) {
-		tac_split_cleaned(&s, first + i);
-		if (tac_split_write(&s, first + i))
+		tac_split_cleaned(&s, nth(first + i));
+		if (tac_split_write(&s, nth(first + i)))
 			moved += tac_split_dirty_vote(&s, cost);
 	}
 	return moved;
@@ -39,16 +60,17 @@ static u32 rewrite(u32 n, u32 cost)
 }
 
 /*
- * @n blocks from @first, each evicted and then read again (each read
- * follows its ghost at once: no other ghost can take its slot).
+ * @n blocks of the sample from its @first-th, each evicted and then read
+ * again (each read follows its ghost at once: no other ghost can take
+ * its slot).
  */
 static u32 reread(u64 first, u32 n, u32 cost)
 {
 	u32 moved = 0, i;
 
 	for (i = 0; i < n; i++) {
-		tac_split_evicted(&s, first + i);
-		moved += tac_split_read_miss(&s, first + i, cost);
+		tac_split_evicted(&s, nth(first + i));
+		moved += tac_split_read_miss(&s, nth(first + i), cost);
 	}
 	return moved;
 }
@@ -60,28 +82,29 @@ static void starts_at_the_threshold_with_its_bounds(void)
 	EXPECT_EQ(640, s.lo);
 	EXPECT_EQ(10240, s.hi);
 	EXPECT_EQ(200, s.step);
-	EXPECT_EQ(16, s.per_step);
+	EXPECT_EQ(8, s.per_step);
+	EXPECT_EQ(63, s.sample);
 	EXPECT_EQ(512, tac_split_bytes(NR));
 	tac_split_exit(&s);
 }
 
 /*
  * Rewrites of blocks just written back, and no evictions (a cache not
- * full): one step up per 16 votes, up to 80%.
+ * full): one step up per 8 votes, up to 80%.
  */
 static void rewrites_of_written_back_blocks_grow_the_dirty_space(void)
 {
 	tac_split_init(&s, NR, 20, true);
-	EXPECT_EQ(1, rewrite(16, R));
+	EXPECT_EQ(1, rewrite(8, R));
 	EXPECT_EQ(2760, s.target);
-	EXPECT_EQ(0, rewrite(15, R));
+	EXPECT_EQ(0, rewrite(7, R));
 	EXPECT_EQ(2760, s.target);
 	EXPECT_EQ(1, rewrite(1, R));
 	EXPECT_EQ(2960, s.target);
 	while (s.target < s.hi)
-		EXPECT_EQ(1, rewrite(16, R));
+		EXPECT_EQ(1, rewrite(8, R));
 	EXPECT_EQ(10240, s.target);
-	EXPECT_EQ(0, rewrite(16, R));
+	EXPECT_EQ(0, rewrite(8, R));
 	EXPECT_EQ(10240, s.target);
 	tac_split_exit(&s);
 }
@@ -90,17 +113,17 @@ static void rewrites_of_written_back_blocks_grow_the_dirty_space(void)
 static void rereads_of_evicted_blocks_grow_the_clean_space(void)
 {
 	tac_split_init(&s, NR, 20, true);
-	EXPECT_EQ(1, reread(0, 16, R));
+	EXPECT_EQ(1, reread(0, 8, R));
 	EXPECT_EQ(2360, s.target);
 	while (s.target > s.lo)
-		EXPECT_EQ(1, reread(7, 16, R));
+		EXPECT_EQ(1, reread(7, 8, R));
 	EXPECT_EQ(640, s.target);
-	EXPECT_EQ(0, reread(7, 16, R));
+	EXPECT_EQ(0, reread(7, 8, R));
 	tac_split_exit(&s);
 }
 
 /*
- * Votes weigh what the disk pays: 8 random rereads outweigh 8 sequential
+ * Votes weigh what the disk pays: 4 random rereads outweigh 4 sequential
  * rewrites, although they are as many; and the other way round.
  */
 static void votes_weigh_the_cost_not_the_count(void)
@@ -108,12 +131,12 @@ static void votes_weigh_the_cost_not_the_count(void)
 	u32 i;
 
 	tac_split_init(&s, NR, 20, true);
-	for (i = 0; i < 8; i++) {
+	for (i = 0; i < 4; i++) {
 		rewrite(1, S);
 		reread(100 + i, 1, R);
 	}
 	EXPECT_EQ(2360, s.target);
-	for (i = 0; i < 8; i++) {
+	for (i = 0; i < 4; i++) {
 		rewrite(1, R);
 		reread(100 + i, 1, S);
 	}
@@ -131,14 +154,14 @@ static void only_a_ghost_of_its_own_side_votes(void)
 
 	tac_split_init(&s, NR, 20, true);
 	for (i = 0; i < 1000; i++) {
-		EXPECT_TRUE(!tac_split_read_miss(&s, i, R));
-		EXPECT_TRUE(!tac_split_write(&s, i));
+		EXPECT_TRUE(!tac_split_read_miss(&s, nth(i), R));
+		EXPECT_TRUE(!tac_split_write(&s, nth(i)));
 	}
 	for (i = 0; i < 64; i++) {
-		tac_split_cleaned(&s, i);
-		tac_split_read_miss(&s, i, R);
-		tac_split_evicted(&s, 1000 + i);
-		EXPECT_TRUE(!tac_split_write(&s, 1000 + i));
+		tac_split_cleaned(&s, nth(i));
+		tac_split_read_miss(&s, nth(i), R);
+		tac_split_evicted(&s, nth(1000 + i));
+		EXPECT_TRUE(!tac_split_write(&s, nth(1000 + i)));
 	}
 	EXPECT_EQ(0, s.votes);
 	EXPECT_EQ(2560, s.target);
@@ -150,21 +173,24 @@ static void a_ghost_votes_once(void)
 {
 	u32 i;
 
+	u64 b;
+
 	tac_split_init(&s, NR, 20, true);
-	tac_split_evicted(&s, 5);
-	EXPECT_TRUE(!tac_split_read_miss(&s, 5, R) && s.votes == 1);
+	b = nth(5);
+	tac_split_evicted(&s, b);
+	EXPECT_TRUE(!tac_split_read_miss(&s, b, R) && s.votes == 1);
 	for (i = 0; i < 100; i++)
-		tac_split_read_miss(&s, 5, R);
+		tac_split_read_miss(&s, b, R);
 	EXPECT_EQ(1, s.votes);
-	/* 4096 other blocks over 128 slots: 5's ghosts are gone. */
-	tac_split_evicted(&s, 5);
-	tac_split_cleaned(&s, 5);
+	/* 4096 other blocks of the sample over 128 slots: b's are gone. */
+	tac_split_evicted(&s, b);
+	tac_split_cleaned(&s, b);
 	for (i = 0; i < 4096; i++) {
-		tac_split_evicted(&s, 10000 + i);
-		tac_split_cleaned(&s, 10000 + i);
+		tac_split_evicted(&s, nth(10000 + i));
+		tac_split_cleaned(&s, nth(10000 + i));
 	}
-	EXPECT_TRUE(!tac_split_read_miss(&s, 5, R));
-	EXPECT_TRUE(!tac_split_write(&s, 5));
+	EXPECT_TRUE(!tac_split_read_miss(&s, b, R));
+	EXPECT_TRUE(!tac_split_write(&s, b));
 	EXPECT_EQ(1, s.votes);
 	tac_split_exit(&s);
 }
@@ -173,12 +199,12 @@ static void a_ghost_votes_once(void)
 static void a_pinned_split_does_not_move(void)
 {
 	tac_split_init(&s, NR, 20, false);
-	EXPECT_EQ(0, rewrite(16 * 20, R));
-	EXPECT_EQ(0, reread(0, 16 * 5, R));
+	EXPECT_EQ(0, rewrite(8 * 20, R));
+	EXPECT_EQ(0, reread(0, 8 * 5, R));
 	EXPECT_EQ(2560, s.target);
 	tac_split_set(&s, 50, true);
 	EXPECT_EQ(6400, s.target);
-	EXPECT_EQ(1, rewrite(16, R));
+	EXPECT_EQ(1, rewrite(8, R));
 	EXPECT_EQ(6600, s.target);
 	tac_split_exit(&s);
 }
@@ -211,7 +237,7 @@ static void free_blocks_beyond_the_reserve_add_to_the_target(void)
 	EXPECT_EQ(2560 + 2000, tac_split_high(&s, 4800));
 	EXPECT_EQ(2560 + 6000, tac_split_high(&s, NR));
 	/* From where the target is, not where it started. */
-	EXPECT_EQ(1, rewrite(16, R));
+	EXPECT_EQ(1, rewrite(8, R));
 	EXPECT_EQ(2760, s.target);
 	EXPECT_EQ(2760 + 2000, tac_split_high(&s, 4800));
 	tac_split_set(&s, 70, true);
@@ -220,7 +246,7 @@ static void free_blocks_beyond_the_reserve_add_to_the_target(void)
 	EXPECT_EQ(2560, tac_split_high(&s, NR));
 	/* Up to hi, which a threshold of 90 raises to 11520. */
 	tac_split_set(&s, 90, true);
-	EXPECT_EQ(1, reread(0, 16, R));
+	EXPECT_EQ(1, reread(0, 8, R));
 	EXPECT_EQ(11320, s.target);
 	EXPECT_EQ(11520, tac_split_high(&s, NR));
 	tac_split_exit(&s);
@@ -236,6 +262,7 @@ static void sizes_at_the_edges(void)
 {
 	EXPECT_EQ(0, tac_split_init(&s, 10, 20, true));
 	EXPECT_EQ(64, s.mask + 1);
+	EXPECT_EQ(0, s.sample);
 	EXPECT_EQ(1, s.step);
 	EXPECT_EQ(8, s.per_step);
 	EXPECT_EQ(2, s.target);
@@ -252,8 +279,82 @@ static void sizes_at_the_edges(void)
 	tac_split_exit(&s);
 	EXPECT_EQ(0, tac_split_init(&s, 1U << 30, 20, true));
 	EXPECT_EQ(1U << 24, s.mask + 1);
-	EXPECT_EQ(1U << 21, s.per_step);
+	EXPECT_EQ(63, s.sample);
+	EXPECT_EQ(1U << 18, s.per_step);
 	EXPECT_EQ(1U << 24, s.step);
+	tac_split_exit(&s);
+	/* 8191 blocks: 64 slots (127 rounded down), one block in 64. */
+	EXPECT_EQ(0, tac_split_init(&s, 8191, 20, true));
+	EXPECT_EQ(64, s.mask + 1);
+	EXPECT_EQ(63, s.sample);
+	tac_split_exit(&s);
+	/* The largest: 2^25 slots, the slot's bits (32-56) below the */
+	/* sample's (57-63). */
+	EXPECT_EQ(0, tac_split_init(&s, U32_MAX, 20, true));
+	EXPECT_EQ(1U << 25, s.mask + 1);
+	EXPECT_EQ(63, s.sample);
+	tac_split_exit(&s);
+}
+
+/*
+ * One block in 64 is sampled (NR / 128 slots = 100, rounded down to a
+ * power of two); the others leave no ghost and never vote.
+ */
+static void blocks_out_of_the_sample_never_vote(void)
+{
+	u32 i, in = 0, out = 0;
+
+	tac_split_init(&s, NR, 20, true);
+	for (i = 0; i < 64000; i++) {
+		if (tac_split_sampled(&s, i)) {
+			in++;
+			continue;
+		}
+		if (out++ >= 1000)
+			continue;
+		tac_split_cleaned(&s, i);
+		EXPECT_TRUE(!tac_split_write(&s, i));
+		tac_split_evicted(&s, i);
+		EXPECT_TRUE(!tac_split_read_miss(&s, i, R));
+	}
+	/* 1000 expected; 1 in 64 of 64000 by the hash's top bits */
+	EXPECT_TRUE(in > 1000 - 150 && in < 1000 + 150);
+	EXPECT_EQ(0, s.votes);
+	EXPECT_EQ(2560, s.target);
+	tac_split_exit(&s);
+}
+
+/*
+ * The horizon is a third to two thirds of the cache: a block written
+ * back, then a third of the cache written back after it (4266 blocks in
+ * a row, about 67 of them in the sample), then written again, still
+ * votes, most times; so does a block evicted and read again as late.
+ * Ghosts of every block over 128 slots kept none past 4266 others: the
+ * target never saw a database rewrite its pages once per checkpoint.
+ */
+static void a_ghost_is_seen_a_third_of_the_cache_later(void)
+{
+	u32 i, v, dirty = 0, clean = 0;
+
+	tac_split_init(&s, NR, 20, false);
+	for (i = 0; i < 64; i++) {
+		tac_split_cleaned(&s, nth(i));
+		tac_split_evicted(&s, nth(100 + i));
+	}
+	for (i = 0; i < NR / 3; i++) {
+		tac_split_cleaned(&s, 1000000 + i);
+		tac_split_evicted(&s, 2000000 + i);
+	}
+	for (i = 0; i < 64; i++) {
+		dirty += tac_split_write(&s, nth(i));
+		v = s.votes;	/* per_step 8: a vote always changes it */
+		tac_split_read_miss(&s, nth(100 + i), R);
+		clean += s.votes != v;
+	}
+	printf("# of 64 ghosts a third of the cache old, %u written and %u read again voted\n",
+	       dirty, clean);
+	EXPECT_TRUE(dirty >= 24);
+	EXPECT_TRUE(clean >= 24);
 	tac_split_exit(&s);
 }
 
@@ -269,5 +370,7 @@ int main(void)
 	RUN(a_threshold_outside_the_bounds_widens_them);
 	RUN(free_blocks_beyond_the_reserve_add_to_the_target);
 	RUN(sizes_at_the_edges);
+	RUN(blocks_out_of_the_sample_never_vote);
+	RUN(a_ghost_is_seen_a_third_of_the_cache_later);
 	return tap_done();
 }
