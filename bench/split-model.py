@@ -7,10 +7,12 @@
 Where the clean/dirty split's target goes (policy/tac-split.c) and what
 the disk pays, for a cache of CACHE_BLOCKS 4 KiB blocks.  A model, not
 dm-tac: every miss is admitted, clean blocks leave in LRU order, dirty
-blocks never do, the cleaner writes back in origin order down to the
-target (plus half the free blocks beyond a sixteenth, as the kernel's
-tac_split_high()) every 512 block accesses, and a write-back costs what a
-read does.  TAC's admission filter, which keeps cold reads out of the
+blocks never do (with none clean, one dirty block is written back to make
+room, where dm-tac would send the I/O around the cache), every 512 block
+accesses the cleaner writes back in origin order from above its start
+(the target plus half the free blocks beyond a sixteenth, as the
+kernel's tac_split_high()) to a twentieth under it (as __clean_goal()),
+and a write-back costs what a read does.  TAC's admission filter, which keeps cold reads out of the
 clean space, is not modelled: the clean side is worth less here than in
 dm-tac.
 
@@ -76,9 +78,12 @@ def load(path):
     return ev
 
 
-def split_hash(b):
-    """tac_split_hash(): splitmix64's finaliser."""
+def split_hash(b, sampled=True):
+    """tac_split_hash(): splitmix64's finaliser; before the sample, a
+    multiplication alone."""
     h = (b * 0x9e3779b97f4a7c15) & M64
+    if not sampled:
+        return h
     h = ((h ^ (h >> 30)) * 0xbf58476d1ce4e5b9) & M64
     h = ((h ^ (h >> 27)) * 0x94d049bb133111eb) & M64
     return h ^ (h >> 31)
@@ -91,14 +96,15 @@ def run(ev, nr, pct=20, adapt=True, sampled=True):
     sample = (1 << (max(nr // slots, 1).bit_length() - 1)) - 1 if sampled else 0
     per_step = max(slots // 64, 8) if sampled else max(slots // 8, 8)
     step = max(nr // 64, 1)
-    lo = max(nr * min(pct, 5) // 100, 1)
+    target = max(nr * pct // 100, min(nr, 1))
+    lo = min(max(nr * min(pct, 5) // 100, 1), target)
     hi = nr * max(pct, 80) // 100
     ghosts = {False: [0] * slots, True: [0] * slots}
-    st = dict(target=nr * pct // 100, votes=0, back={False: 0, True: 0},
+    st = dict(target=target, votes=0, back={False: 0, True: 0},
               cursor=0, reads=0, wbs=0, sum=0, n={False: 0, True: 0})
 
     def slot(b):
-        h = split_hash(b)
+        h = split_hash(b, sampled)
         if (h >> 57) & sample:
             return None, 0
         return (h >> 32) & (slots - 1), ((h >> 16) & 0xffff) | 1
@@ -169,7 +175,7 @@ def run(ev, nr, pct=20, adapt=True, sampled=True):
             if adapt and free > nr // 16 and high < hi:
                 high += min((free - nr // 16) // 2, hi - high)
             if len(dirty) > high:
-                clean_to(st['target'])
+                clean_to(high - high // 20)
         st['sum'] += st['target']
     return dict(reads=st['reads'], writebacks=st['wbs'],
                 cost=st['reads'] + st['wbs'],

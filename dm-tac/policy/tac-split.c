@@ -33,9 +33,9 @@
  * is not seen, the target stays, and each of those blocks is written
  * back once per round.  bench/split-model.py, on the pgbench trace of
  * tools/traces with a cache of 40,000 blocks: ghosts over a third of a
- * step kept the target at 20-25% (I/O cost 368,692 reads and
+ * step kept the target at 18-20% (I/O cost 372,264 reads and
  * write-backs); over a third to two thirds of the cache it climbed to
- * 80% (42% on average) and the cost fell 8.5% (337,528).  On reads of a
+ * 80% (42% on average) and the cost fell 8.4% (340,847).  On reads of a
  * hot set with writes never read or written again, both went down to 5%.
  * Both sides are compared over the same horizon, so a flat stretch of a
  * step or two past the target does not hide what lies beyond it.
@@ -165,8 +165,8 @@ static u64 tac_split_hash(u64 oblock)
 
 /*
  * The hash's bits: 16-31 the fingerprint, 32 up the slot (at most 25
- * bits, for 2^32 blocks), 57-63 the sample (at most 7 bits: nr_blocks /
- * slots < 128).
+ * bits, 32-56, for 2^32 blocks), 57 up the sample (at most 6 bits,
+ * 57-62: nr_blocks / slots < 128, so 2^k <= 64).
  */
 bool tac_split_sampled(const struct tac_split *s, u64 oblock)
 {

@@ -172,7 +172,6 @@ static void only_a_ghost_of_its_own_side_votes(void)
 static void a_ghost_votes_once(void)
 {
 	u32 i;
-
 	u64 b;
 
 	tac_split_init(&s, NR, 20, true);
@@ -289,7 +288,7 @@ static void sizes_at_the_edges(void)
 	EXPECT_EQ(63, s.sample);
 	tac_split_exit(&s);
 	/* The largest: 2^25 slots, the slot's bits (32-56) below the */
-	/* sample's (57-63). */
+	/* sample's (57-62). */
 	EXPECT_EQ(0, tac_split_init(&s, U32_MAX, 20, true));
 	EXPECT_EQ(1U << 25, s.mask + 1);
 	EXPECT_EQ(63, s.sample);
@@ -321,6 +320,33 @@ static void blocks_out_of_the_sample_never_vote(void)
 	EXPECT_TRUE(in > 1000 - 150 && in < 1000 + 150);
 	EXPECT_EQ(0, s.votes);
 	EXPECT_EQ(2560, s.target);
+	tac_split_exit(&s);
+}
+
+/*
+ * The fingerprint is not the slot: of two blocks of the sample in one
+ * slot, the later one's ghost replaces the earlier one's, which no longer
+ * votes (a fingerprint taken from the slot's bits would match both).
+ */
+static void a_ghost_in_the_same_slot_is_another_block(void)
+{
+	u64 a, b = 0, i;
+
+	tac_split_init(&s, NR, 20, true);
+	a = nth(0);
+	tac_split_cleaned(&s, a);
+	/* 128 slots: one of the next few hundred blocks takes a's. */
+	for (i = 1; i < 4096; i++) {
+		b = nth(i);
+		tac_split_cleaned(&s, b);
+		if (!tac_split_write(&s, a))
+			break;
+		tac_split_cleaned(&s, a);	/* seen again: put it back */
+	}
+	EXPECT_TRUE(i < 4096);
+	/* b took a's slot: a no longer votes, b does. */
+	EXPECT_TRUE(!tac_split_write(&s, a));
+	EXPECT_TRUE(tac_split_write(&s, b));
 	tac_split_exit(&s);
 }
 
@@ -372,5 +398,6 @@ int main(void)
 	RUN(sizes_at_the_edges);
 	RUN(blocks_out_of_the_sample_never_vote);
 	RUN(a_ghost_is_seen_a_third_of_the_cache_later);
+	RUN(a_ghost_in_the_same_slot_is_another_block);
 	return tap_done();
 }
