@@ -168,9 +168,14 @@ static u64 tac_split_hash(u64 oblock)
  * bits, 32-56, for 2^32 blocks), 57 up the sample (at most 6 bits,
  * 57-62: nr_blocks / slots < 128, so 2^k <= 64).
  */
+static bool tac_split_keeps(const struct tac_split *s, u64 h)
+{
+	return !((h >> 57) & s->sample);
+}
+
 bool tac_split_sampled(const struct tac_split *s, u64 oblock)
 {
-	return !((tac_split_hash(oblock) >> 57) & s->sample);
+	return tac_split_keeps(s, tac_split_hash(oblock));
 }
 
 /* @oblock's slot in @table, or NULL if it is not in the sample. */
@@ -179,7 +184,7 @@ static u16 *tac_split_slot(struct tac_split *s, u16 *table, u64 oblock,
 {
 	u64 h = tac_split_hash(oblock);
 
-	if ((h >> 57) & s->sample)
+	if (!tac_split_keeps(s, h))
 		return NULL;
 	*fp = (u16)(h >> 16) | 1;	/* never 0, an empty slot */
 	return &table[(h >> 32) & s->mask];
