@@ -152,7 +152,9 @@ demo: deps
 
 # dm-tac's own overhead: hit path vs dm-linear and dm-cache smq (iodepth 1,
 # 16, 32, 2 jobs; CPU time per I/O; BS=8k for reads of a database page),
-# miss path without admissions, RAM per block.  The devices of a comparison are measured side by side in ROUNDS
+# miss path without admissions, write-back write hits (with and without
+# fsyncs) vs dm-linear, RAM per block.  The devices of a comparison are
+# measured side by side in ROUNDS
 # (5) rounds of ROUND_S (2) second runs each, interleaved: median, min and
 # max IOPS, and medians of the ratios taken within each round.
 bench-micro: deps

@@ -199,9 +199,9 @@ ct_setup() {
 	esac
 }
 
-# ct_tac_setup MODE[-nostream][-4k|-8k][-noverify][-dirtyN][-fixed]:
-# -nostream turns streams off (sequential_cutoff_kb 0), -4k and -8k use 4
-# or 8 KiB blocks instead of TAC_BLOCK (DB_TAC_BLOCK under the databases
+# ct_tac_setup MODE[-nostream][-4k|-8k|-16k][-noverify][-dirtyN][-fixed]:
+# -nostream turns streams off (sequential_cutoff_kb 0), -4k, -8k and -16k
+# use 4, 8 or 16 KiB blocks instead of TAC_BLOCK (DB_TAC_BLOCK under the databases
 # and sync-write's 4 KiB writes),
 # -noverify sets verify_reads off, -dirtyN sets dirty_threshold N, -fixed
 # sets dirty_adapt off, for a side-by-side measure of what each does.
@@ -215,6 +215,7 @@ ct_tac_setup() {
 	case $mode in *-noverify) extra+=" verify_reads off"; mode=${mode%-noverify} ;; esac
 	case $mode in *-4k) block=8; mode=${mode%-4k} ;; esac
 	case $mode in *-8k) block=16; mode=${mode%-8k} ;; esac
+	case $mode in *-16k) block=32; mode=${mode%-16k} ;; esac
 	case $mode in *-nostream) extra+=" sequential_cutoff_kb 0"; mode=${mode%-nostream} ;; esac
 	# shellcheck disable=SC2086
 	set -- mode "$mode" format $extra

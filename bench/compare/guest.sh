@@ -99,10 +99,21 @@ phase() {
 	event "$CT $WL $1 start"
 }
 
-# counters_at BASE PHASE: a sample now, and the full status
+# counters_at BASE PHASE: a sample now, and the full status, then the
+# guest's CPU time so far (/proc/stat's "cpu" line: user nice system idle
+# iowait irq softirq ..., in clock ticks) and the NVMe's I/O so far (its
+# /sys/block stat line: reads, merges, sectors, ms, writes, ... and, from
+# the 15th field, discards and flushes; see Documentation/block/stat.rst)
 counters_at() {
+	local l
 	echo "$EPOCHREALTIME $2 $(ct_counters)" >> "$1.samples"
-	{ echo "== $2 $EPOCHREALTIME"; ct_status; } >> "$1.status" 2>&1
+	{
+		echo "== $2 $EPOCHREALTIME"
+		ct_status
+		read -r l < /proc/stat && echo "$l"
+		[ -r /sys/block/nvme0n1/stat ] &&
+			read -r l < /sys/block/nvme0n1/stat && echo "nvme0n1: $l"
+	} >> "$1.status" 2>&1
 }
 
 # ------------------------------------------------------------------
