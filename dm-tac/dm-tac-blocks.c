@@ -349,12 +349,6 @@ void __tac_write_done(struct tac_cache *c, u32 cb)
 	__tac_md_changed(c, cb);
 }
 
-/* What a commit writes for @cb, mapped and @dirty in core (rule 3). */
-bool __tac_entry_dirty(struct tac_cache *c, u32 cb, bool dirty)
-{
-	return dirty && !(tac_cb(c, cb) & CB_FRESH);
-}
-
 static struct bio_list *__park_list(struct tac_cache *c, u32 cb)
 {
 	return &c->parked[hash_32(cb, TAC_PARK_BITS)];
@@ -853,21 +847,29 @@ void __tac_fill_done(struct tac_cache *c, u32 cb, bool ok)
 /*
  * What a block's entry says on disk decides whether it may be reused: an
  * entry written dirty keeps the block (DISK_DIRTY) until a durable commit
- * writes it otherwise (CLEAN_WRITTEN until then).
+ * writes it otherwise (CLEAN_WRITTEN until then).  True if the block
+ * waits for this commit (CLEAN_WRITTEN).  Both bits change only under
+ * c->lock, so a state that already says what the entry says (a dirty
+ * block written dirty again, the common case) needs no atomic update.
  */
-void __tac_entry_written(struct tac_cache *c, u32 cb, bool dirty)
+bool __tac_entry_written(struct tac_cache *c, u32 cb, bool dirty)
 {
 	u16 st = tac_cb(c, cb);
 
 	if (dirty) {
-		__cb_update(c, cb, CB_CLEAN_WRITTEN, CB_DISK_DIRTY);
+		if (!tac_entry_current(st, true))
+			__cb_update(c, cb, CB_CLEAN_WRITTEN, CB_DISK_DIRTY);
 		if (!(st & CB_DISK_DIRTY)) {
 			c->disk_dirty++;
 			__update_hold(c, cb);
 		}
-	} else if (st & CB_DISK_DIRTY) {
-		__cb_update(c, cb, 0, CB_CLEAN_WRITTEN);
+		return false;
 	}
+	if (!(st & CB_DISK_DIRTY))
+		return false;
+	if (!(st & CB_CLEAN_WRITTEN))
+		__cb_update(c, cb, 0, CB_CLEAN_WRITTEN);
+	return true;
 }
 
 /* A commit that wrote @cb's entry is durable: release what it freed. */

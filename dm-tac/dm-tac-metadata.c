@@ -348,6 +348,8 @@ int tac_md_set_clean(struct tac_cache *c, bool clean)
  * sectors a power cut leaves describes data that is on the device.
  */
 #define TAC_SECTOR_HDR		8
+/* Entries of a sector at most: one data unit per block. */
+#define TAC_SECTOR_MAX_ENTRIES	((SECTOR_SIZE - TAC_SECTOR_HDR) / 10)
 
 static u32 tac_entry_bytes(struct tac_cache *c)
 {
@@ -379,35 +381,55 @@ static void __tac_page_committed(struct tac_cache *c, u64 pgno)
 		__tac_entry_committed(c, cb);
 }
 
-/* Fill one map page (8 sectors) from the in-core state. */
-static void tac_map_page_fill(struct tac_cache *c, void *page, u64 pgno)
+/*
+ * Fill one map page (8 sectors) from the in-core state; true if an entry
+ * of it waits for this commit to release its block (CB_CLEAN_WRITTEN:
+ * tac_commit_done() walks only such pages).  c->lock is taken per sector,
+ * not for the page: each sector is valid on its own, as each page already
+ * was (a commit captures its pages one after another, and load keeps the
+ * first of two entries of one origin block), so a sector captured a
+ * moment after the one before it is no different from the next page.
+ * The sector's checksum is taken after the lock is dropped: the page is
+ * ours (md.lock).  A commit's CPU time is mostly this loop, once per
+ * entry of every page it writes: the policy is asked for a sector's
+ * mappings in one call, and a block state that already says what the
+ * entry says (most of them) is left alone.
+ */
+static bool tac_map_page_fill(struct tac_cache *c, void *page, u64 pgno)
 {
 	u32 per = tac_entries_per_sector(c->units), eb = tac_entry_bytes(c);
 	u64 sector0 = pgno * TAC_MD_SECTORS;
-	tac_oblock_t ob;
-	bool dirty;
-	u32 s, i, u;
+	tac_oblock_t obs[TAC_SECTOR_MAX_ENTRIES];
+	u8 state[TAC_SECTOR_MAX_ENTRIES];
+	bool release = false, dirty;
+	u32 s, i, u, n;
 
 	memset(page, 0, TAC_MD_BLOCK);
-	spin_lock_irq(&c->lock);
 	for (s = 0; s < TAC_MD_SECTORS; s++) {
 		void *sec = page + s * SECTOR_SIZE;
 		u64 first = (sector0 + s) * per;
 
-		for (i = 0; i < per && first + i < c->nr_cblocks; i++) {
+		n = first < c->nr_cblocks ?
+		    min_t(u64, per, c->nr_cblocks - first) : 0;
+		spin_lock_irq(&c->lock);
+		if (n)
+			tac_policy_mappings(c->policy, to_cblock(first), n,
+					    obs, state);
+		for (i = 0; i < n; i++) {
 			u32 cb = first + i;
+			u16 st = tac_cb(c, cb);
 			void *e = sec + TAC_SECTOR_HDR + i * eb;
 			__le16 *crc = e + 8;
 			u64 v;
 
-			if (!tac_policy_mapping(c->policy, to_cblock(cb),
-						&ob, &dirty) ||
-			    (tac_cb(c, cb) & CB_PENDING)) {
-				__tac_entry_written(c, cb, false);
+			if (state[i] == TAC_MAP_NONE || (st & CB_PENDING)) {
+				if (!tac_entry_current(st, false))
+					release |= __tac_entry_written(c, cb,
+								       false);
 				continue;
 			}
-			dirty = __tac_entry_dirty(c, cb, dirty);
-			v = from_oblock(ob) << TAC_ENTRY_SHIFT |
+			dirty = tac_entry_dirty(st, state[i] == TAC_MAP_DIRTY);
+			v = from_oblock(obs[i]) << TAC_ENTRY_SHIFT |
 			    TAC_ENTRY_VALID | (dirty ? TAC_ENTRY_DIRTY : 0);
 			for (u = 0; u < c->units; u++) {
 				u32 x = c->crc[(u64)cb * c->units + u];
@@ -419,12 +441,14 @@ static void tac_map_page_fill(struct tac_cache *c, void *page, u64 pgno)
 						   tac_crc16(x), &crc[u]);
 			}
 			put_unaligned_le64(v, e);
-			__tac_entry_written(c, cb, dirty);
+			if (!tac_entry_current(st, dirty))
+				release |= __tac_entry_written(c, cb, dirty);
 		}
+		spin_unlock_irq(&c->lock);
 		*(__le32 *)(sec + 4) = cpu_to_le32(sector0 + s);
 		*(__le32 *)sec = cpu_to_le32(tac_sector_csum(c, sec));
 	}
-	spin_unlock_irq(&c->lock);
+	return release;
 }
 
 /* Format: write every map page with no entries. */
@@ -676,6 +700,7 @@ static int tac_write_changed(struct tac_cache *c, unsigned long *pages,
 	int r = 0;
 
 	init_completion(&b.done);
+	bitmap_zero(c->md.release, n);
 
 	for (;;) {
 		for (k = 0; k < TAC_MD_CHUNK; k++, pg++) {
@@ -684,7 +709,8 @@ static int tac_write_changed(struct tac_cache *c, unsigned long *pages,
 			if (pg >= n)
 				break;
 			list[k] = pg;
-			tac_map_page_fill(c, buf + k * TAC_MD_BLOCK, pg);
+			if (tac_map_page_fill(c, buf + k * TAC_MD_BLOCK, pg))
+				__set_bit(pg, c->md.release);
 		}
 		if (!k)
 			break;
@@ -724,14 +750,21 @@ static int tac_write_changed(struct tac_cache *c, unsigned long *pages,
 	return r;
 }
 
-static void tac_commit_done(struct tac_cache *c, unsigned long *pages)
+/*
+ * The pages the last tac_write_changed() wrote are durable: release the
+ * blocks their entries freed, in the pages that have any (md.release; a
+ * commit that only rewrote dirty entries walks none).  One page at a time
+ * under c->lock.  Caller holds md.lock.
+ */
+static void tac_commit_done(struct tac_cache *c)
 {
 	u64 pg;
 
-	spin_lock_irq(&c->lock);
-	for_each_set_bit(pg, pages, c->md.geo.map_pages)
+	for_each_set_bit(pg, c->md.release, c->md.geo.map_pages) {
+		spin_lock_irq(&c->lock);
 		__tac_page_committed(c, pg);
-	spin_unlock_irq(&c->lock);
+		spin_unlock_irq(&c->lock);
+	}
 }
 
 /*
@@ -784,7 +817,7 @@ int tac_md_commit(struct tac_cache *c)
 		r = blkdev_issue_flush(c->cache);
 	c->md.last_commit = jiffies;
 	if (!r && any)
-		tac_commit_done(c, pages);
+		tac_commit_done(c);
 	spin_lock_irq(&c->lock);
 	if (r) {
 		bitmap_or(c->md_changed, c->md_changed, pages, n);
@@ -885,7 +918,7 @@ int tac_md_save(struct tac_cache *c)
 	if (!r)
 		r = tac_sb_write(c, true);
 	if (!r) {
-		tac_commit_done(c, pages);
+		tac_commit_done(c);
 		c->md.saved = true;
 	} else {
 		/*
@@ -1033,7 +1066,7 @@ int tac_md_load(struct tac_cache *c, bool discard_dirty, char **error)
 			mutex_unlock(&c->md.lock);
 			return r;
 		}
-		tac_commit_done(c, c->md.pages);
+		tac_commit_done(c);
 	}
 	if (!c->md.was_clean)
 		DMINFO("cache %pUb: unclean shutdown: clean blocks dropped (they may not match the origin), %u dirty blocks recovered",
@@ -1263,10 +1296,12 @@ int tac_md_open(struct tac_cache *c, u32 block_sectors, bool format,
 	INIT_WORK(&c->commit_work, tac_commit_worker);
 	c->md.chunk = kvmalloc(TAC_MD_CHUNK * TAC_MD_BLOCK, GFP_KERNEL);
 	c->md.pages = bitmap_zalloc(c->md.geo.map_pages, GFP_KERNEL);
+	c->md.release = bitmap_zalloc(c->md.geo.map_pages, GFP_KERNEL);
 	c->md_changed = bitmap_zalloc(c->md.geo.map_pages, GFP_KERNEL);
 	c->commit_wq = alloc_ordered_workqueue("dm-tac-commit",
 					       WQ_MEM_RECLAIM);
-	if (!c->md.chunk || !c->md.pages || !c->md_changed || !c->commit_wq) {
+	if (!c->md.chunk || !c->md.pages || !c->md.release || !c->md_changed ||
+	    !c->commit_wq) {
 		*error = "Cannot allocate the metadata commit buffers";
 		return -ENOMEM;
 	}
@@ -1279,6 +1314,7 @@ void tac_md_close(struct tac_cache *c)
 		destroy_workqueue(c->commit_wq);
 	kvfree(c->md.chunk);
 	bitmap_free(c->md.pages);
+	bitmap_free(c->md.release);
 	bitmap_free(c->md_changed);
 	if (c->md.io_client)
 		dm_io_client_destroy(c->md.io_client);

@@ -76,6 +76,8 @@ struct tac_md {
 	bool sb_known;			/* if this is set (under lock) */
 	void *chunk;			/* TAC_MD_CHUNK pages, under lock */
 	unsigned long *pages;		/* map pages of a commit, under lock */
+	unsigned long *release;		/* of those, the ones with blocks
+					 * to release, under lock */
 	struct mutex lock;
 	struct tac_geometry geo;
 	uuid_t uuid;
@@ -469,6 +471,26 @@ static inline u16 tac_cb(struct tac_cache *c, u32 cb)
 	return READ_ONCE(c->cb_state[cb]);
 }
 
+/*
+ * What a commit writes for a block mapped and @dirty in core, its state
+ * @st: dirty only once the write that made it dirty is done (rule 3).
+ */
+static inline bool tac_entry_dirty(u16 st, bool dirty)
+{
+	return dirty && !(st & CB_FRESH);
+}
+
+/*
+ * Does state @st already record an entry written @dirty, so that
+ * __tac_entry_written() has nothing to change?  (For an entry written
+ * clean over one that said dirty it still reports the block waiting.)
+ */
+static inline bool tac_entry_current(u16 st, bool dirty)
+{
+	return dirty ? (st & (CB_CLEAN_WRITTEN | CB_DISK_DIRTY)) ==
+		       CB_DISK_DIRTY : !(st & CB_DISK_DIRTY);
+}
+
 static inline sector_t tac_cblock_sector(struct tac_cache *c, u32 cblock)
 {
 	return c->md.geo.data_start + ((sector_t)cblock << c->block_shift);
@@ -498,7 +520,6 @@ bool __tac_cache_writable(struct tac_cache *c, u32 cb, bool dirty);
 bool __tac_wait_cleaner(struct tac_cache *c, u32 cb);
 void __tac_make_dirty(struct tac_cache *c, u32 cb);
 void __tac_write_done(struct tac_cache *c, u32 cb);
-bool __tac_entry_dirty(struct tac_cache *c, u32 cb, bool dirty);
 bool __tac_readers_only(struct tac_cache *c, u32 cb, u16 mask);
 void __tac_park(struct tac_cache *c, u32 cb, struct bio *bio,
 		bool for_readers);
@@ -522,7 +543,7 @@ bool __tac_reserve(struct tac_cache *c, u64 oblock, u32 *cb);
 void __tac_admit_write(struct tac_cache *c, u32 cb);
 void __tac_fill_done(struct tac_cache *c, u32 cb, bool ok);
 void __tac_wtrack(struct tac_cache *c, u64 first, u64 n, int delta);
-void __tac_entry_written(struct tac_cache *c, u32 cb, bool dirty);
+bool __tac_entry_written(struct tac_cache *c, u32 cb, bool dirty);
 void __tac_entry_committed(struct tac_cache *c, u32 cb);
 void __tac_cache_error(struct tac_cache *c, const char *what);
 void __tac_fail(struct tac_cache *c, const char *why);

@@ -1224,6 +1224,25 @@ static bool tac_mapping(struct tac_policy *p, tac_cblock_t cblock,
 	return true;
 }
 
+static void tac_mappings(struct tac_policy *p, tac_cblock_t first, u32 n,
+			 tac_oblock_t *oblocks, u8 *state)
+{
+	struct tac *tac = to_tac(p);
+	u32 cb = from_cblock(first), i;
+
+	for (i = 0; i < n; i++, cb++) {
+		if (tac->pos[cb] == CB_DIRTY) {
+			state[i] = TAC_MAP_DIRTY;
+		} else if (tac_heap_contains(&tac->heap, cb)) {
+			state[i] = TAC_MAP_CLEAN;
+		} else {
+			state[i] = TAC_MAP_NONE;
+			continue;
+		}
+		oblocks[i] = tac_ob(tac, cb);
+	}
+}
+
 static int tac_load_mapping(struct tac_policy *p, tac_cblock_t cblock,
 			    tac_oblock_t oblock, bool dirty)
 {
@@ -1355,6 +1374,7 @@ static const struct tac_policy_ops tac_ops = {
 	.clear_dirty = tac_clear_dirty,
 	.dirty_batch = tac_dirty_batch,
 	.mapping = tac_mapping,
+	.mappings = tac_mappings,
 	.load_mapping = tac_load_mapping,
 	.walk_extents = tac_walk_extents,
 	.load_extent = tac_load_extent,

@@ -204,6 +204,15 @@ struct tac_policy_ops {
 			    tac_oblock_t oblock, bool dirty);
 
 	/*
+	 * Optional.  mapping() of the @n cache blocks from @first, all in
+	 * range, in one call (a metadata commit captures a sector of
+	 * entries at a time): @state[i] is TAC_MAP_NONE, TAC_MAP_CLEAN or
+	 * TAC_MAP_DIRTY, and @oblocks[i] is set when it is not NONE.
+	 */
+	void (*mappings)(struct tac_policy *p, tac_cblock_t first, u32 n,
+			 tac_oblock_t *oblocks, u8 *state);
+
+	/*
 	 * Optional.  Extent temperatures: walk_extents() calls @fn for every
 	 * tracked extent with its aged temperature (stop early by returning
 	 * non-zero, which walk_extents() then returns); load_extent() sets
@@ -337,6 +346,25 @@ static inline bool tac_policy_mapping(struct tac_policy *p,
 				      tac_oblock_t *oblock, bool *dirty)
 {
 	return p->ops->mapping(p, cblock, oblock, dirty);
+}
+
+enum { TAC_MAP_NONE, TAC_MAP_CLEAN, TAC_MAP_DIRTY };
+
+static inline void tac_policy_mappings(struct tac_policy *p,
+				       tac_cblock_t first, u32 n,
+				       tac_oblock_t *oblocks, u8 *state)
+{
+	u32 i;
+	bool dirty;
+
+	if (p->ops->mappings) {
+		p->ops->mappings(p, first, n, oblocks, state);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		state[i] = !p->ops->mapping(p, to_cblock(from_cblock(first) + i),
+					    &oblocks[i], &dirty) ? TAC_MAP_NONE :
+			   dirty ? TAC_MAP_DIRTY : TAC_MAP_CLEAN;
 }
 
 static inline int tac_policy_load_mapping(struct tac_policy *p,

@@ -1009,6 +1009,29 @@ static void random_operations_match_a_model_of_block_states(void)
 			EXPECT_EQ(nd, st.nr_dirty);
 			EXPECT_EQ(nx, st.nr_detached);
 
+			/* mappings() of a random range says what mapping() does. */
+			{
+				u32 first = rnd_below(&s, MB);
+				u32 cnt = 1 + rnd_below(&s, MB - first);
+				tac_oblock_t obs[MB];
+				u8 mst[MB];
+
+				tac_policy_mappings(p, to_cblock(first), cnt,
+						    obs, mst);
+				for (i = 0; i < cnt; i++) {
+					u32 b = first + i;
+					u8 want = m.state[b] == M_DIRTY ?
+						  TAC_MAP_DIRTY :
+						  m.state[b] == M_CLEAN ?
+						  TAC_MAP_CLEAN : TAC_MAP_NONE;
+
+					EXPECT_EQ(want, mst[i]);
+					if (want != TAC_MAP_NONE)
+						EXPECT_EQ(m.ob[b],
+							  from_oblock(obs[i]));
+				}
+			}
+
 			/* The cleaning order lists exactly the dirty blocks. */
 			n = tac_policy_dirty_batch(p, to_oblock(0), out, MB);
 			EXPECT_EQ(nd, n);
