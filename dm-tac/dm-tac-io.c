@@ -380,6 +380,56 @@ static void tac_bio_free(struct bio *bio)
 	}
 }
 
+/*
+ * Pages of copies, kept per CPU once freed: every write the cache takes
+ * and every fill copies through pages of ours, and the page allocator is
+ * the larger part of what a copy costs.  A CPU keeps up to
+ * TAC_STASH_PAGES; a page freed while the reserve (page_pool) is short
+ * goes to the reserve first, so the worker's waits are as before.  Taken
+ * in map() (no waiting), put back in any context.
+ */
+#define TAC_STASH_PAGES	16
+
+struct tac_page_stash {
+	local_lock_t lock;
+	u32 nr;
+	struct page *page[TAC_STASH_PAGES];
+};
+
+static struct page *tac_page_get(struct tac_cache *c)
+{
+	struct tac_page_stash *s;
+	struct page *p = NULL;
+	unsigned long flags;
+
+	local_lock_irqsave(&c->stash->lock, flags);
+	s = this_cpu_ptr(c->stash);
+	if (s->nr)
+		p = s->page[--s->nr];
+	local_unlock_irqrestore(&c->stash->lock, flags);
+	return p ? p : alloc_page(GFP_NOWAIT | __GFP_NOWARN);
+}
+
+static void tac_page_put(struct tac_cache *c, struct page *p)
+{
+	struct tac_page_stash *s;
+	unsigned long flags;
+
+	/* As mempool_free() looks: a stale look only delays a refill. */
+	if (READ_ONCE(c->page_pool.curr_nr) >= c->page_pool.min_nr) {
+		local_lock_irqsave(&c->stash->lock, flags);
+		s = this_cpu_ptr(c->stash);
+		if (s->nr < TAC_STASH_PAGES) {
+			s->page[s->nr++] = p;
+			p = NULL;
+		}
+		local_unlock_irqrestore(&c->stash->lock, flags);
+		if (!p)
+			return;
+	}
+	mempool_free(p, &c->page_pool);
+}
+
 /* A bio of @bytes in pages of our own (see tac_bio_alloc()). */
 static struct bio *tac_copy_alloc(struct tac_cache *c,
 				  struct block_device *bdev, blk_opf_t opf,
@@ -396,7 +446,7 @@ static struct bio *tac_copy_alloc(struct tac_cache *c,
 	for (i = 0; i < nr; i++) {
 		struct page *p = can_wait ?
 				 mempool_alloc(&c->page_pool, GFP_NOIO) :
-				 alloc_page(GFP_NOWAIT | __GFP_NOWARN);
+				 tac_page_get(c);
 		u32 len = min_t(u32, PAGE_SIZE, bytes - i * PAGE_SIZE);
 
 		if (!p)
@@ -410,7 +460,7 @@ static struct bio *tac_copy_alloc(struct tac_cache *c,
 		struct bvec_iter_all it;
 
 		bio_for_each_segment_all(bv, bio, it)
-			mempool_free(bv->bv_page, &c->page_pool);
+			tac_page_put(c, bv->bv_page);
 		tac_bio_free(bio);
 		return NULL;
 	}
@@ -423,7 +473,7 @@ static void tac_copy_free(struct tac_cache *c, struct bio *bio)
 	struct bvec_iter_all it;
 
 	bio_for_each_segment_all(bv, bio, it)
-		mempool_free(bv->bv_page, &c->page_pool);
+		tac_page_put(c, bv->bv_page);
 	tac_bio_free(bio);
 }
 
@@ -2184,7 +2234,7 @@ static void tac_worker(struct work_struct *work)
 
 int tac_io_init(struct tac_cache *c)
 {
-	int r;
+	int r, cpu;
 
 	mutex_init(&c->page_pool_lock);
 	INIT_LIST_HEAD(&c->fills);
@@ -2203,6 +2253,11 @@ int tac_io_init(struct tac_cache *c)
 							PAGE_SIZE), 0);
 	if (r)
 		return r;
+	c->stash = alloc_percpu(struct tac_page_stash);
+	if (!c->stash)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu)
+		local_lock_init(&per_cpu_ptr(c->stash, cpu)->lock);
 	c->wq = alloc_workqueue("dm-tac", WQ_MEM_RECLAIM, 1);
 	c->check_wq = alloc_workqueue("dm-tac-check",
 				      WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
@@ -2218,6 +2273,18 @@ void tac_io_exit(struct tac_cache *c)
 		destroy_workqueue(c->wq);
 	mempool_exit(&c->page_pool);
 	bioset_exit(&c->bs);
+	if (c->stash) {
+		int cpu;
+
+		for_each_possible_cpu(cpu) {
+			struct tac_page_stash *s = per_cpu_ptr(c->stash, cpu);
+
+			while (s->nr)
+				__free_page(s->page[--s->nr]);
+		}
+		free_percpu(c->stash);
+		c->stash = NULL;
+	}
 }
 
 /*

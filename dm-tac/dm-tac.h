@@ -19,6 +19,7 @@
 #include <linux/device-mapper.h>
 #include <linux/dm-io.h>
 #include <linux/list.h>
+#include <linux/local_lock.h>
 #include <linux/mempool.h>
 #include <linux/mutex.h>
 #include <linux/jump_label.h>
@@ -391,6 +392,8 @@ struct tac_cache {
 	struct bio_set bs;		/* our bios: clones, copies, fills */
 	mempool_t page_pool;		/* pages of copies when memory is short */
 	struct mutex page_pool_lock;	/* one reserve user at a time */
+	struct tac_page_stash __percpu *stash;	/* pages of copies freed
+					 * lately, for the next ones */
 };
 
 /* Where a bio is in its life: what end_io and the worker do with it. */
