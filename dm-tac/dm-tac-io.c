@@ -384,9 +384,10 @@ static void tac_bio_free(struct bio *bio)
  * Pages of copies, kept per CPU once freed: every write the cache takes
  * and every fill copies through pages of ours, and the page allocator is
  * the larger part of what a copy costs.  A CPU keeps up to
- * TAC_STASH_PAGES; a page freed while the reserve (page_pool) is short
- * goes to the reserve first, so the worker's waits are as before.  Taken
- * in map() (no waiting), put back in any context.
+ * TAC_STASH_PAGES, until the device is removed; a page freed while the
+ * reserve (page_pool) is short goes to the reserve first, so the worker's
+ * waits are as before.  Taken before the allocator or the reserve, in
+ * map() and by the worker; put back in any context.
  */
 #define TAC_STASH_PAGES	16
 
@@ -396,7 +397,8 @@ struct tac_page_stash {
 	struct page *page[TAC_STASH_PAGES];
 };
 
-static struct page *tac_page_get(struct tac_cache *c)
+/* A page for a copy: without @can_wait, NULL rather than a wait. */
+static struct page *tac_page_get(struct tac_cache *c, bool can_wait)
 {
 	struct tac_page_stash *s;
 	struct page *p = NULL;
@@ -407,7 +409,10 @@ static struct page *tac_page_get(struct tac_cache *c)
 	if (s->nr)
 		p = s->page[--s->nr];
 	local_unlock_irqrestore(&c->stash->lock, flags);
-	return p ? p : alloc_page(GFP_NOWAIT | __GFP_NOWARN);
+	if (p)
+		return p;
+	return can_wait ? mempool_alloc(&c->page_pool, GFP_NOIO) :
+			  alloc_page(GFP_NOWAIT | __GFP_NOWARN);
 }
 
 static void tac_page_put(struct tac_cache *c, struct page *p)
@@ -415,7 +420,13 @@ static void tac_page_put(struct tac_cache *c, struct page *p)
 	struct tac_page_stash *s;
 	unsigned long flags;
 
-	/* As mempool_free() looks: a stale look only delays a refill. */
+	/*
+	 * As mempool_free() looks, with its barrier: paired with the one in
+	 * mempool_alloc(), so that the free of a page taken from the
+	 * reserve sees the reserve short and refills it (a page stashed
+	 * instead would never return to a worker waiting on it).
+	 */
+	smp_rmb();
 	if (READ_ONCE(c->page_pool.curr_nr) >= c->page_pool.min_nr) {
 		local_lock_irqsave(&c->stash->lock, flags);
 		s = this_cpu_ptr(c->stash);
@@ -444,9 +455,7 @@ static struct bio *tac_copy_alloc(struct tac_cache *c,
 	if (can_wait)
 		mutex_lock(&c->page_pool_lock);
 	for (i = 0; i < nr; i++) {
-		struct page *p = can_wait ?
-				 mempool_alloc(&c->page_pool, GFP_NOIO) :
-				 tac_page_get(c);
+		struct page *p = tac_page_get(c, can_wait);
 		u32 len = min_t(u32, PAGE_SIZE, bytes - i * PAGE_SIZE);
 
 		if (!p)

@@ -1272,6 +1272,12 @@ int tac_md_open(struct tac_cache *c, u32 block_sectors, bool format,
 	bio_list_init(&c->commit_waiters);
 	/* The format path sets the same; __tac_md_changed() divides by it. */
 	c->units = tac_units(block_sectors);
+	/* The capture's arrays (tac_map_page_fill()): a unit per block. */
+	if (WARN_ON(tac_entries_per_sector(c->units) >
+		    TAC_SECTOR_MAX_ENTRIES)) {
+		*error = "Internal error: no data checksum unit per block";
+		return -EINVAL;
+	}
 	c->md.page_blocks = tac_blocks_per_page(c);
 	c->md.buf = kzalloc(TAC_SB_SLOTS * TAC_MD_BLOCK, GFP_KERNEL);
 	c->md.sb_last = kzalloc(TAC_MD_BLOCK, GFP_KERNEL);

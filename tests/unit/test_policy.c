@@ -1009,15 +1009,23 @@ static void random_operations_match_a_model_of_block_states(void)
 			EXPECT_EQ(nd, st.nr_dirty);
 			EXPECT_EQ(nx, st.nr_detached);
 
-			/* mappings() of a random range says what mapping() does. */
+			/*
+			 * mappings() of a random range says what the model
+			 * (and so mapping(), checked above) does, and writes
+			 * nothing past the range.
+			 */
 			{
 				u32 first = rnd_below(&s, MB);
 				u32 cnt = 1 + rnd_below(&s, MB - first);
-				tac_oblock_t obs[MB];
-				u8 mst[MB];
+				tac_oblock_t obs[MB + 1];
+				u8 mst[MB + 1];
 
+				obs[cnt] = to_oblock(0x5eed);
+				mst[cnt] = 0xa5;
 				tac_policy_mappings(p, to_cblock(first), cnt,
 						    obs, mst);
+				EXPECT_EQ(0x5eed, from_oblock(obs[cnt]));
+				EXPECT_EQ(0xa5, mst[cnt]);
 				for (i = 0; i < cnt; i++) {
 					u32 b = first + i;
 					u8 want = m.state[b] == M_DIRTY ?
