@@ -159,6 +159,7 @@ def fio_cell(d, ct, wl):
                                 t1 - r["runtime_s"], t1)
     r.update(disk_counts(None if ct == "nvme" else
                          os.path.join(d, ct, wl + ".status")))
+    r.update(guest_counts(os.path.join(d, ct, wl + ".status")))
     return r
 
 
@@ -192,6 +193,7 @@ def pgbench_cell(d, ct, measure_s):
                                 t0, t1),
         **disk_counts(None if ct == "nvme" else
                       os.path.join(d, ct, "pgbench.status")),
+        **guest_counts(os.path.join(d, ct, "pgbench.status")),
     }
 
 
@@ -234,6 +236,7 @@ def sysbench_cell(d, ct, measure_s):
                                 float(win[0]), float(win[1])),
         **disk_counts(None if ct == "nvme" else
                       os.path.join(d, ct, "sysbench.status")),
+        **guest_counts(os.path.join(d, ct, "sysbench.status")),
     }
 
 
@@ -263,6 +266,38 @@ def disk_counts(path):
         return {"busy": (b1 - b0) / 1e6 / (t1 - t0),
                 "disk_iops": (n1 - n0) / (t1 - t0)}
     return {"busy": None, "disk_iops": None}
+
+
+def guest_counts(path):
+    """Between the cell's start and end status: the share of the guest's
+    CPU time that was busy (/proc/stat's "cpu" line: user, nice, system,
+    irq, softirq against all but guest time) and the commands the NVMe
+    completed (reads + writes + flushes) per second.  None where unknown
+    (runs before these lines were recorded)."""
+    at = {}
+    phase = t = None
+    for line in read_lines(path) if path else []:
+        w = line.split()
+        if not w:
+            continue
+        if w[0] == "==" and len(w) >= 3:
+            phase, t = w[1], float(w[2])
+        elif w[0] == "cpu" and len(w) >= 8 and phase:
+            v = [int(x) for x in w[1:9]]
+            at.setdefault(phase, {})["cpu"] = (
+                v[0] + v[1] + v[2] + v[5] + v[6], sum(v))
+        elif w[0] == "nvme0n1:" and len(w) >= 16 and phase:
+            # reads merges sectors ms writes ... discards ... flushes
+            at.setdefault(phase, {})["nvme"] = (
+                t, int(w[1]) + int(w[5]) + int(w[15]))
+    a, b = at.get("start", {}), at.get("end", {})
+    out = {"cpu": None, "cache_iops": None}
+    if "cpu" in a and "cpu" in b and b["cpu"][1] > a["cpu"][1]:
+        out["cpu"] = (b["cpu"][0] - a["cpu"][0]) / (b["cpu"][1] - a["cpu"][1])
+    if "nvme" in a and "nvme" in b and b["nvme"][0] > a["nvme"][0]:
+        out["cache_iops"] = (b["nvme"][1] - a["nvme"][1]) / (b["nvme"][0] -
+                                                             a["nvme"][0])
+    return out
 
 
 def tac_status_totals(path):
@@ -405,9 +440,10 @@ def kernel_section(out, d, rel, charts):
         unit = unit_of(wl)
         out.append(f"### {WORKLOAD_TITLES.get(wl, wl)}\n")
         out.append(f"| contender | {unit} | MB/s (all jobs) | mean ms | "
-                   "p99 ms | read hit % | disk busy % | disk IO/s | x HDD | "
-                   "x smq |")
-        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                   "p99 ms | read hit % | disk busy % | disk IO/s | "
+                   "guest CPU % | NVMe IO/s | x HDD | x smq |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+                   "---:|")
         for ct, r in rows:
             xh = ratio(r["metric"], res.get(("hdd", wl), {}).get("metric"))
             ref = smq_ref(ct)
@@ -419,6 +455,8 @@ def kernel_section(out, d, rel, charts):
                 f" | {fmt_hit(r['hit'])}"
                 f" | {fmt(None if r['busy'] is None else 100 * r['busy'], 0)}"
                 f" | {fmt(r['disk_iops'], 1)}"
+                f" | {fmt(None if r.get('cpu') is None else 100 * r['cpu'], 0)}"
+                f" | {fmt(r.get('cache_iops'), 0)}"
                 f" | {fmt(xh, 2)} | {fmt(xs, 2)} |")
         out.append("")
 
@@ -637,7 +675,12 @@ def main():
                "from hddsim's busy_us; far under 100 means the cell was "
                "not limited by the disk (CPU under TCG).  Disk IO/s: the "
                "reads and writes the disk model served per second over the "
-               "same span.  "
+               "same span.  Guest CPU %: the share of the guest's CPU time "
+               "that was busy over the same span (/proc/stat); near 100, "
+               "the cell was limited by the CPU (TCG).  NVMe IO/s: the "
+               "commands (reads, writes, flushes) the NVMe completed per "
+               "second over the same span, every contender's cache and the "
+               "NVMe alone.  "
                "See bench/compare/README.md.\n")
     charts = []
     for d in sorted(glob.glob(os.path.join(top, "raw", "*"))):
