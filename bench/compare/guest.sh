@@ -102,8 +102,9 @@ phase() {
 # counters_at BASE PHASE: a sample now, and the full status, then the
 # guest's CPU time so far (/proc/stat's "cpu" line: user nice system idle
 # iowait irq softirq ..., in clock ticks) and the NVMe's I/O so far (its
-# /sys/block stat line: reads, merges, sectors, ms, writes, ... and, from
-# the 15th field, discards and flushes; see Documentation/block/stat.rst)
+# /sys/block stat line: reads, merges, sectors, ms, then the same for
+# writes, ..., from the 12th field discards, from the 16th flushes; see
+# Documentation/block/stat.rst)
 counters_at() {
 	local l
 	echo "$EPOCHREALTIME $2 $(ct_counters)" >> "$1.samples"

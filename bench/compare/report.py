@@ -286,10 +286,10 @@ def guest_counts(path):
             v = [int(x) for x in w[1:9]]
             at.setdefault(phase, {})["cpu"] = (
                 v[0] + v[1] + v[2] + v[5] + v[6], sum(v))
-        elif w[0] == "nvme0n1:" and len(w) >= 16 and phase:
-            # reads merges sectors ms writes ... discards ... flushes
+        elif w[0] == "nvme0n1:" and len(w) >= 17 and phase:
+            # fields 1 reads, 5 writes, 16 flushes (block/stat.rst)
             at.setdefault(phase, {})["nvme"] = (
-                t, int(w[1]) + int(w[5]) + int(w[15]))
+                t, int(w[1]) + int(w[5]) + int(w[16]))
     a, b = at.get("start", {}), at.get("end", {})
     out = {"cpu": None, "cache_iops": None}
     if "cpu" in a and "cpu" in b and b["cpu"][1] > a["cpu"][1]:
