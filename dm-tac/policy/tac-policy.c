@@ -1211,16 +1211,29 @@ static u32 tac_dirty_batch(struct tac_policy *p, tac_oblock_t from,
 	return n;
 }
 
+/* TAC_MAP_*: what mapping() and mappings() report of @cb (in range). */
+static u8 tac_map_state(const struct tac *tac, u32 cb)
+{
+	if (tac->pos[cb] == CB_DIRTY)
+		return TAC_MAP_DIRTY;
+	return tac_heap_contains(&tac->heap, cb) ? TAC_MAP_CLEAN :
+						   TAC_MAP_NONE;
+}
+
 static bool tac_mapping(struct tac_policy *p, tac_cblock_t cblock,
 			tac_oblock_t *oblock, bool *dirty)
 {
 	struct tac *tac = to_tac(p);
 	u32 cb = from_cblock(cblock);
+	u8 st;
 
-	if (from_cblock(cblock) >= tac->nr_blocks || !tac_is_mapped(tac, cb))
+	if (cb >= tac->nr_blocks)
+		return false;
+	st = tac_map_state(tac, cb);
+	if (st == TAC_MAP_NONE)
 		return false;
 	*oblock = tac_ob(tac, cb);
-	*dirty = tac->pos[cb] == CB_DIRTY;
+	*dirty = st == TAC_MAP_DIRTY;
 	return true;
 }
 
@@ -1231,15 +1244,9 @@ static void tac_mappings(struct tac_policy *p, tac_cblock_t first, u32 n,
 	u32 cb = from_cblock(first), i;
 
 	for (i = 0; i < n; i++, cb++) {
-		if (tac->pos[cb] == CB_DIRTY) {
-			state[i] = TAC_MAP_DIRTY;
-		} else if (tac_heap_contains(&tac->heap, cb)) {
-			state[i] = TAC_MAP_CLEAN;
-		} else {
-			state[i] = TAC_MAP_NONE;
-			continue;
-		}
-		oblocks[i] = tac_ob(tac, cb);
+		state[i] = tac_map_state(tac, cb);
+		if (state[i] != TAC_MAP_NONE)
+			oblocks[i] = tac_ob(tac, cb);
 	}
 }
 
