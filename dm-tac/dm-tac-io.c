@@ -50,10 +50,11 @@ enum { PARKED_READ, PARKED_WRITE, PARKED_DISCARD };
  * last TAC_RESTS splits whose remainder has not come back; a remainder
  * whose record was pushed out (that many splits in flight) is classified
  * again.  A read split without the lock (tac_read_hit_fast()) gets its
- * record only when its CPU's log is folded, and its remainder may have
- * been served on another CPU before that: such a record is dropped after
- * a second, so that none is kept for ever (each would cost every hit a
- * look through the table).  Verdicts only choose where clean data is
+ * record only when its CPU's log is folded (a remainder mapped the locked
+ * way on another CPU folds it first: __tac_fold_owner()), and its
+ * remainder may have hit without the lock on another CPU before that:
+ * such a record is dropped after a second, so that none is kept for ever
+ * (each would cost every hit a look through the table).  Verdicts only choose where clean data is
  * read from, what is promoted and how it is counted: a wrong match costs
  * speed, never data.  Callers hold c->lock.
  */
@@ -1197,6 +1198,41 @@ static void __tac_fold_mine(struct tac_cache *c)
 	__tac_fold_hits(c, this_cpu_ptr(c->hit_log));
 }
 
+/*
+ * In the locked way of a read from map(), after __tac_fold_mine(): is
+ * @bio the remainder of a read split without the lock on another CPU,
+ * whose task slept below (for a tag) and woke here before that CPU's log
+ * was folded?  Then fold that log now: its fold records the remainder
+ * (c->rests), which __tac_classify() takes, so the request is classified
+ * once, with its first block's class.  Without it the remainder was a
+ * request of its own, entered the policy's window before its own first
+ * block, and made that block's request look sequential.  Only a read
+ * that could be such a remainder looks: it starts on a block, and is too
+ * small for a stream.  Cost: one read of each other online CPU's log.
+ * A remainder that moves to another CPU and hits there without the lock
+ * is still counted as a request of its own (a look per CPU on every such
+ * hit would cost more than the verdict is worth).
+ */
+static void __tac_fold_owner(struct tac_cache *c, struct bio *bio)
+{
+	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	int cpu, me = smp_processor_id();
+	struct tac_hit_log *log;
+
+	if (start & (c->block_sectors - 1) || end - start >= tac_stream_min(c))
+		return;
+	for_each_online_cpu(cpu) {
+		if (cpu == me)
+			continue;
+		log = per_cpu_ptr(c->hit_log, cpu);
+		if (READ_ONCE(log->rest_start) == start &&
+		    READ_ONCE(log->rest_end) == end) {
+			__tac_fold_hits(c, log);
+			return;
+		}
+	}
+}
+
 /* Every CPU's hits, for whoever reads the counters. */
 void __tac_fold_all(struct tac_cache *c)
 {
@@ -1238,7 +1274,9 @@ static bool tac_maybe_rest(struct tac_cache *c, struct bio *bio)
  * map(), which serves it the same way if it finds the same log before
  * that log is folded, and the locked way otherwise (the fold made it a
  * record of c->rests; a remainder that moved to another CPU before that
- * is counted as a request of its own: a verdict wrong, never data).
+ * folds this log if it goes the locked way there (__tac_fold_owner()),
+ * and is counted as a request of its own if it hits there without the
+ * lock: a verdict wrong, never data).
  * Anything else, and a hit whose block moved while it was taken, goes
  * the locked way (-EAGAIN), as does a hit finding its CPU's log full and
  * not yet folded.  What the locked way does for a hit under the lock,
@@ -1357,8 +1395,10 @@ static int tac_route_read(struct dm_target *ti, struct tac_cache *c,
 			return r;
 	}
 	spin_lock_irq(&c->lock);
-	if (ti)
+	if (ti) {
 		__tac_fold_mine(c);
+		__tac_fold_owner(c, bio);
+	}
 	__tac_classify(ti, c, bio, false);
 	WRITE_ONCE(c->last_io, jiffies);
 	/* A use of the cache: a read it may serve (not one read around it). */
