@@ -31,6 +31,8 @@ enum { PARKED_READ, PARKED_WRITE, PARKED_DISCARD };
 /* Largest read miss copied through our pages to fill the cache. */
 #define TAC_FILL_MAX_SECTORS	256
 #define TAC_FILL_MAX_BLOCKS	(TAC_FILL_MAX_SECTORS >> 3)
+/* A write run's checksum units at most (Write runs below). */
+#define TAC_RUN_UNITS		32
 
 /* Discards of more blocks than this leave their work to the worker. */
 #define TAC_DISCARD_INLINE	256
@@ -106,7 +108,10 @@ static int __tac_new_rest(struct tac_cache *c, sector_t end, bool write,
 	return i;
 }
 
-/* Only map() may split (@ti); the worker only sees bios within a block. */
+/*
+ * Only map() may split (@ti); the worker routes only bios within a block
+ * (a write run it only copies, in tac_copy_start()).
+ */
 static void __tac_split(struct dm_target *ti, struct tac_cache *c,
 			struct bio *bio, sector_t sectors)
 {
@@ -550,8 +555,9 @@ static u32 tac_whole_units(struct tac_cache *c, sector_t start, sector_t end,
 }
 
 /*
- * After a write of [start, end) within block @cb: units written whole get
- * @crc (their checksums, in order, from the first whole one), units
+ * After a write of [start, end) within block @cb (or a write run from it,
+ * whose blocks' checksums follow @cb's in c->crc): units written whole
+ * get @crc (their checksums, in order, from the first whole one), units
  * written in part become unknown.  Caller holds c->lock.
  */
 static void __tac_written_crcs(struct tac_cache *c, u32 cb, sector_t start,
@@ -1530,6 +1536,27 @@ miss:
 /* ------------------------------------------------------------------ */
 /* Writes through a copy: write-back, and write-through of cached blocks */
 
+/* The blocks of pb->iter: more than one for a write run. */
+static u32 tac_run_blocks(struct tac_cache *c, struct tac_bio *pb)
+{
+	sector_t start = pb->iter.bi_sector;
+	sector_t end = start + (pb->iter.bi_size >> SECTOR_SHIFT);
+
+	return ((end - 1) >> c->block_shift) - (start >> c->block_shift) + 1;
+}
+
+/* The part of pb->iter within its @i-th block. */
+static void tac_run_part(struct tac_cache *c, struct tac_bio *pb, u32 i,
+			 sector_t *start, sector_t *end)
+{
+	sector_t s = pb->iter.bi_sector;
+	sector_t e = s + (pb->iter.bi_size >> SECTOR_SHIFT);
+	sector_t bs = (pb->oblock + i) << c->block_shift;
+
+	*start = max(s, bs);
+	*end = min(e, bs + c->block_sectors);
+}
+
 static void tac_wb_endio(struct bio *copy)
 {
 	struct bio *bio = copy->bi_private;
@@ -1538,9 +1565,10 @@ static void tac_wb_endio(struct bio *copy)
 	sector_t start = pb->iter.bi_sector;
 	sector_t end = start + (pb->iter.bi_size >> SECTOR_SHIFT);
 	blk_status_t status = copy->bi_status;
-	u32 cb = pb->cblock, first, nr, dirty, high;
-	u32 crc[32];
+	u32 cb = pb->cblock, first, nr, dirty, high, i, n;
+	u32 crc[TAC_RUN_UNITS];
 	unsigned long flags;
+	sector_t s, e;
 	bool kick;
 
 	nr = tac_whole_units(c, start, end, &first);
@@ -1549,6 +1577,7 @@ static void tac_wb_endio(struct bio *copy)
 			     nr, crc);
 
 	spin_lock_irqsave(&c->lock, flags);
+	n = tac_run_blocks(c, pb);
 	if (pb->admitted) {
 		if (!status)
 			__tac_written_crcs(c, cb, start, end, crc, nr);
@@ -1556,20 +1585,32 @@ static void tac_wb_endio(struct bio *copy)
 		if (status)
 			__tac_cache_error(c, "write");
 	} else if (!status) {
+		/* A run's checksums follow @cb's (Write runs). */
 		__tac_written_crcs(c, cb, start, end, crc, nr);
-		__tac_write_done(c, cb);
-		__tac_disown(c, cb);
-	} else if (pb->was_clean) {
-		/* The origin still has the block as it was: drop ours. */
-		__tac_set_clean(c, cb);
-		__tac_invalidate(c, cb);
-		__tac_cache_error(c, "write");
-		__tac_disown(c, cb);
+		for (i = 0; i < n; i++) {
+			__tac_write_done(c, cb + i);
+			__tac_disown(c, cb + i);
+		}
 	} else {
-		__tac_written_crcs(c, cb, start, end, NULL, 0);
-		__tac_write_done(c, cb);
-		__tac_fail(c, "a write to a dirty block failed");
-		__tac_disown(c, cb);
+		for (i = 0; i < n; i++) {
+			if (pb->was_clean & (1U << i)) {
+				/* The origin still has it as it was: drop ours. */
+				__tac_set_clean(c, cb + i);
+				__tac_invalidate(c, cb + i);
+			} else {
+				tac_run_part(c, pb, i, &s, &e);
+				__tac_written_crcs(c, cb + i, s, e, NULL, 0);
+				__tac_write_done(c, cb + i);
+			}
+		}
+		/* Counted per block, as when each block was written alone. */
+		for (i = 0; i < n; i++)
+			if (pb->was_clean & (1U << i))
+				__tac_cache_error(c, "write");
+		if (pb->was_clean != GENMASK(n - 1, 0))
+			__tac_fail(c, "a write to a dirty block failed");
+		for (i = 0; i < n; i++)
+			__tac_disown(c, cb + i);
 	}
 	__tac_dirty_high(c, &dirty, &high);
 	kick = dirty > high;
@@ -1589,9 +1630,9 @@ static void tac_fanout_done(struct bio *bio)
 	sector_t start = pb->iter.bi_sector;
 	sector_t end = start + (pb->iter.bi_size >> SECTOR_SHIFT);
 	bool ok = !pb->status && !pb->cache_failed;
-	u32 cb = pb->cblock, first, nr;
+	u32 cb = pb->cblock, first, nr, i, n;
+	u32 crc[TAC_RUN_UNITS];
 	unsigned long flags;
-	u32 crc[32];
 
 	nr = tac_whole_units(c, start, end, &first);
 	if (ok && nr)
@@ -1599,19 +1640,24 @@ static void tac_fanout_done(struct bio *bio)
 			     nr, crc);
 
 	spin_lock_irqsave(&c->lock, flags);
+	n = tac_run_blocks(c, pb);
 	if (pb->admitted) {
 		if (ok)
 			__tac_written_crcs(c, cb, start, end, crc, nr);
 		__tac_fill_done(c, cb, ok);
 	} else {
+		/* A run's checksums follow @cb's (Write runs). */
 		if (ok)
 			__tac_written_crcs(c, cb, start, end, crc, nr);
-		else if (!(tac_cb(c, cb) & CB_DOOMED))
+		for (i = 0; i < n; i++) {
 			/* Either copy failed: the two may differ. */
-			__tac_invalidate(c, cb);
-		__tac_disown(c, cb);
+			if (!ok && !(tac_cb(c, cb + i) & CB_DOOMED))
+				__tac_invalidate(c, cb + i);
+			__tac_disown(c, cb + i);
+		}
 	}
-	if (pb->cache_failed)
+	/* Counted per block, as when each block was written alone. */
+	for (i = 0; pb->cache_failed && i < n; i++)
 		__tac_cache_error(c, "write");
 	__tac_wtrack(c, pb->wfirst, pb->wcount, -1);
 	pb->wcount = 0;
@@ -1638,8 +1684,9 @@ static void tac_fanout_endio(struct bio *b)
 }
 
 /*
- * Copy @bio (within block pb->cblock) into our pages and write the copy
- * to the cache, and for write-through to the origin too.  Without
+ * Copy @bio (within block pb->cblock, or a write run from it) into our
+ * pages and write the copy to the cache, and for write-through to the
+ * origin too.  Without
  * @can_wait (map) nothing sleeps: short of memory, the worker does it.
  */
 static int tac_copy_start(struct tac_cache *c, struct bio *bio, bool can_wait)
@@ -1748,6 +1795,59 @@ static u64 __tac_origin_run(struct dm_target *ti, struct tac_cache *c,
 	return bl;
 }
 
+/*
+ * Write runs: the blocks after b0 that a write to cached blocks takes
+ * with it, in one copy and one bio to the cache (a database page over
+ * several blocks), in place of one split piece, copy, bio and completion
+ * per block.  Block b0 + n joins the run if it is mapped to the cache
+ * block right after the run's last (so the run is one range on the
+ * cache device, and its checksums one range of c->crc), would take the
+ * write the same way (pb->route: WB or FANOUT), and is owned at once:
+ * the run ends at the first block that is not, and the rest of the
+ * write is split off and routed by itself (it parks there if it must).
+ * So a write never holds one block while it waits for another (rule 2),
+ * and what each block of the run sees is what it would see as a piece of
+ * its own: it is taken, made dirty (write-back) and counted (the policy's
+ * lookup, the split's vote, write_hits) as that piece's map() would,
+ * under the same lock hold as the first.  A run's checksums fit the
+ * completions' buffer: TAC_RUN_UNITS units at most, as many as one block
+ * of the largest size has, so a completion (perhaps in hard-irq context)
+ * checksums no more than one such block's write did.  Returns the number
+ * of blocks taken, b0's included.  Caller holds c->lock and owns @cb,
+ * b0's block, with pb->route set.
+ */
+static u32 __tac_write_run(struct tac_cache *c, struct tac_bio *pb, u64 b0,
+			   u64 bl, u32 cb)
+{
+	u32 max = min_t(u64, bl - b0 + 1, TAC_RUN_UNITS / c->units);
+	bool wb = pb->route == ROUTE_WB, dirty, caching;
+	u32 n, cbn;
+
+	caching = tac_write_caches(c, pb);
+	for (n = 1; n < max; n++) {
+		if (__tac_lookup(c, b0 + n, &cbn, TAC_PROBE) != LK_VALID ||
+		    cbn != cb + n)
+			break;
+		dirty = __tac_is_dirty(c, cbn);
+		if (!dirty && !(caching && __tac_cache_writable(c, cbn, false)))
+			break;
+		if ((dirty || c->mode == TAC_MODE_WRITEBACK) != wb)
+			break;
+		if ((dirty && __tac_wait_cleaner(c, cbn)) ||
+		    !__tac_try_own(c, cbn))
+			break;
+		__tac_lookup(c, b0 + n, &cbn,
+			     caching ? TAC_USE_WRITE : TAC_PROBE);
+		__tac_ghost_write(c, b0 + n);
+		c->n.write_hits++;
+		if (!dirty && wb) {
+			__tac_make_dirty(c, cbn);
+			pb->was_clean |= 1U << n;
+		}
+	}
+	return n;
+}
+
 static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 			   struct bio *bio)
 {
@@ -1775,10 +1875,11 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 		      __tac_cache_writable(c, cb, false))) {
 		/* A cached block takes the write: it must be ours alone. */
 		bool cleaner;
+		u32 n = 1;
 
-		__tac_first_block_only(ti, c, bio);
 		cleaner = dirty && __tac_wait_cleaner(c, cb);
 		if (cleaner || !__tac_try_own(c, cb)) {
+			__tac_first_block_only(ti, c, bio);
 			pb->next = PARKED_WRITE;
 			__tac_park(c, cb, bio, !cleaner &&
 				   __tac_readers_only(c, cb, CB_OWN_BLOCKERS));
@@ -1788,20 +1889,24 @@ static int tac_route_write(struct dm_target *ti, struct tac_cache *c,
 		c->n.write_hits++;
 		pb->cblock = cb;
 		pb->oblock = b0;
-		pb->iter = bio->bi_iter;
+		pb->was_clean = 0;
+		pb->route = dirty || c->mode == TAC_MODE_WRITEBACK ?
+			    ROUTE_WB : ROUTE_FANOUT;
 		if (!dirty && c->mode == TAC_MODE_WRITEBACK) {
 			/* Dirty from now on (rule 3). */
 			__tac_make_dirty(c, cb);
-			pb->was_clean = true;
-			dirty = true;
+			pb->was_clean = 1;
 		}
-		if (dirty) {
-			pb->route = ROUTE_WB;
-		} else {
-			pb->route = ROUTE_FANOUT;
-			__tac_wtrack(c, b0, 1, 1);
+		if (ti && bl > b0)
+			n = __tac_write_run(c, pb, b0, bl, cb);
+		if (bio_end_sector(bio) > (b0 + n) << c->block_shift)
+			__tac_split(ti, c, bio,
+				    ((b0 + n) << c->block_shift) - start);
+		pb->iter = bio->bi_iter;
+		if (pb->route == ROUTE_FANOUT) {
+			__tac_wtrack(c, b0, n, 1);
 			pb->wfirst = b0;
-			pb->wcount = 1;
+			pb->wcount = n;
 		}
 		spin_unlock_irq(&c->lock);
 		return tac_copy_start(c, bio, false);
@@ -2291,15 +2396,16 @@ int tac_io_init(struct tac_cache *c)
 	INIT_WORK(&c->worker, tac_worker);
 	/*
 	 * Copies of user data are made without waiting in map(); the worker
-	 * falls back on these reserves, one block's pages at a time.
+	 * falls back on these reserves, one copy's pages at a time: a
+	 * block's, or a write run's (TAC_RUN_UNITS units at most).
 	 */
 	r = bioset_init(&c->bs, TAC_BIO_POOL, 0,
 			BIOSET_NEED_BVECS | BIOSET_NEED_RESCUER);
 	if (!r)
 		r = mempool_init_page_pool(&c->page_pool,
-					   DIV_ROUND_UP(c->block_sectors <<
-							SECTOR_SHIFT,
-							PAGE_SIZE), 0);
+			DIV_ROUND_UP(max_t(u32, c->block_sectors,
+					   TAC_RUN_UNITS << c->unit_shift) <<
+				     SECTOR_SHIFT, PAGE_SIZE), 0);
 	if (r)
 		return r;
 	c->stash = alloc_percpu(struct tac_page_stash);

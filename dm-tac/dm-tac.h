@@ -422,14 +422,15 @@ struct tac_bio {
 	struct tac_cache *c;
 	struct bvec_iter iter;		/* as routed: origin sector and size */
 	u64 wfirst, wcount;		/* origin blocks counted in c->wtrack */
-	u64 oblock;			/* the block of HIT, WB, FANOUT; OVERLAY:
-					 * the first */
+	u64 oblock;			/* the block of HIT, WB, FANOUT (of a
+					 * run: the first); OVERLAY: the first */
 	u64 cursor;			/* DISCARD: where invalidation goes on */
 	u32 cblock;
 	u32 park_cb;			/* PARKED: the block waited for */
 	u8 route;
 	u8 next;			/* PARKED: what to do once woken */
-	bool was_clean;			/* WB: the block was clean before */
+	u32 was_clean;			/* WB: bit i: block i of the run (Write
+					 * runs in dm-tac-io.c) was clean */
 	bool admitted;			/* WB, FANOUT: reserved by this write */
 	bool cache_failed;		/* FANOUT: the cache's copy failed */
 	bool stream;			/* part of a long sequential stream */

@@ -273,4 +273,95 @@ fi
 delay_set tacwb_d "$cache3" 0 0
 dm_remove tacwb
 
+# 13. Write runs: a write over cached blocks that follow each other on
+#     the cache goes there in one bio (Write runs in dm-tac-io.c), where
+#     they do not, one bio per block; data, checksums and errors are
+#     those of the blocks written one by one.  The cache is a dm-linear
+#     device, whose statistics count the bios it gets (and which can be
+#     made to fail).
+scratch_dev cache4 16
+clen=$(sectors "$cache4")
+dmsetup create tacwb_r --table "0 $clen linear $cache4 0" &&
+	at_exit "dm_remove tacwb_r"
+rstat=$(dm_sysfs tacwb_r)/stat
+cache_bios() { awk '{ print $5 }' "$rstat"; }
+# No commit but those asked for (the count of bios is the data's), and
+# errors do not switch the cache off; no udev probe reads the cache
+# (through a failing cache, each would drop the blocks it read).
+udev_quiet tacwb
+opts13="mode writeback clean_idle_ms 0 dirty_threshold 90 dirty_adapt off commit_interval 3600000 error_threshold 1000"
+tac_create tacwb "$origin" /dev/mapper/tacwb_r 8 $opts13
+dd if="$origin" of="$_scratch/want13" bs=1M iflag=direct status=none
+want13() {
+	dd if="$_scratch/want13" bs=1M skip=16 count=1 status=none | md5sum |
+		cut -d' ' -f1
+}
+# Blocks 4096..4159 written in order (cached on blocks in order), then
+# 4224..4287 in two passes, even blocks then odd ones (the cache blocks
+# of neighbours do not follow each other).
+put13() {
+	python3 -c '
+import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_DIRECT)
+want = open(sys.argv[2], "r+b")
+bs = int(sys.argv[3])
+buf = mmap.mmap(-1, bs)
+for line in sys.stdin:
+    off = int(line)
+    buf[:] = os.urandom(bs)
+    if os.pwritev(fd, [buf], off) != bs:
+        sys.exit("short write at %d" % off)
+    want.seek(off)
+    want.write(buf[:])
+' "$dev" "$_scratch/want13" "$1"
+}
+seq 4096 4159 | awk '{ print $1 * 4096 }' | put13 4096
+{ seq 4224 2 4287; seq 4225 2 4287; } | awk '{ print $1 * 4096 }' | put13 4096
+check_eq "128 blocks written one by one are dirty" 128 "$(dirty)"
+h0=$(tac_stat tacwb write_hits) b0=$(cache_bios)
+seq 0 15 | shuf | awk '{ print 4096 * 4096 + $1 * 16384 }' | put13 16384
+b1=$(cache_bios)
+diag "16 writes of 16 KiB over blocks cached in order: $((b1 - b0)) bios to the cache"
+check_le "16 writes of 16 KiB over blocks cached in order: 16 bios to the cache" \
+	16 $((b1 - b0))
+check_eq "...counting 64 write hits" $((h0 + 64)) "$(tac_stat tacwb write_hits)"
+seq 0 7 | shuf | awk '{ print 4224 * 4096 + $1 * 32768 + 16384 }' | put13 16384
+b2=$(cache_bios)
+diag "8 writes of 16 KiB over blocks not cached in order: $((b2 - b1)) bios to the cache"
+check_ge "8 writes of 16 KiB over blocks not cached in order: a bio per block" \
+	32 $((b2 - b1))
+# 16 KiB at 2 KiB into a block: five blocks, the first and last in part.
+seq 0 11 | shuf | awk '{ print 4096 * 4096 + $1 * 20480 + 2048 }' | put13 16384
+check_eq "write runs over whole and partial blocks read back" \
+	"$(want13)" "$(dev_md5 "$dev" 16 1)"
+check_eq "...as 128 dirty blocks" 128 "$(dirty)"
+dm_remove tacwb
+# Reloaded: each block's checksums (checked on every read of a dirty
+# block) are those of its data.
+tac_create tacwb "$origin" /dev/mapper/tacwb_r 8 $opts13
+check_eq "...and again after a reload, with their checksums" \
+	"$(want13)" "$(dev_md5 "$dev" 16 1)"
+check_eq "...with no checksum mismatch" 0 "$(tac_stat tacwb cache_errors)"
+# A run of clean blocks whose write fails: each block is dropped (the
+# origin has it as it was), none is taken for dirty data lost.
+dmsetup message tacwb 0 flush
+check_eq "written back: nothing dirty" 0 "$(dirty)"
+u0=$(tac_stat tacwb used)
+dmsetup suspend tacwb_r && dmsetup reload tacwb_r --table "0 $clen error" &&
+	dmsetup resume tacwb_r
+if dd if=/dev/zero of="$dev" bs=16k seek=1024 count=1 oflag=direct \
+	status=none 2>/dev/null; then
+	tap_fail "a write run of clean blocks the cache cannot take fails" "succeeded"
+else
+	tap_ok "a write run of clean blocks the cache cannot take fails"
+fi
+check_eq "...and drops its 4 blocks" $((u0 - 4)) "$(tac_stat tacwb used)"
+check_eq "...leaving the cache usable (not 'fail')" ok "$(tac_stat tacwb state)"
+dmsetup suspend tacwb_r && dmsetup reload tacwb_r --table "0 $clen linear $cache4 0" &&
+	dmsetup resume tacwb_r
+check_eq "...and the origin's data is read in their place" \
+	"$(dd if="$origin" bs=16k skip=1024 count=1 iflag=direct status=none | md5sum)" \
+	"$(dd if="$dev" bs=16k skip=1024 count=1 iflag=direct status=none | md5sum)"
+dm_remove tacwb
+
 tap_done
