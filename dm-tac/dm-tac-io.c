@@ -31,8 +31,10 @@ enum { PARKED_READ, PARKED_WRITE, PARKED_DISCARD };
 /* Largest read miss copied through our pages to fill the cache. */
 #define TAC_FILL_MAX_SECTORS	256
 #define TAC_FILL_MAX_BLOCKS	(TAC_FILL_MAX_SECTORS >> 3)
-/* A write run's checksum units at most (Write runs below). */
+/* A write or read run's checksum units at most (Write runs below). */
 #define TAC_RUN_UNITS		32
+/* A read run's blocks at most (Read runs below). */
+#define TAC_READ_RUN		8
 
 /* Discards of more blocks than this leave their work to the worker. */
 #define TAC_DISCARD_INLINE	256
@@ -554,6 +556,27 @@ static u32 tac_whole_units(struct tac_cache *c, sector_t start, sector_t end,
 	return e > a ? (e - a) >> c->unit_shift : 0;
 }
 
+/* The blocks of pb->iter: more than one for a write or read run. */
+static u32 tac_run_blocks(struct tac_cache *c, struct tac_bio *pb)
+{
+	sector_t start = pb->iter.bi_sector;
+	sector_t end = start + (pb->iter.bi_size >> SECTOR_SHIFT);
+
+	return ((end - 1) >> c->block_shift) - (start >> c->block_shift) + 1;
+}
+
+/* The part of pb->iter within its @i-th block. */
+static void tac_run_part(struct tac_cache *c, struct tac_bio *pb, u32 i,
+			 sector_t *start, sector_t *end)
+{
+	sector_t s = pb->iter.bi_sector;
+	sector_t e = s + (pb->iter.bi_size >> SECTOR_SHIFT);
+	sector_t bs = (pb->oblock + i) << c->block_shift;
+
+	*start = max(s, bs);
+	*end = min(e, bs + c->block_sectors);
+}
+
 /*
  * After a write of [start, end) within block @cb (or a write run from it,
  * whose blocks' checksums follow @cb's in c->crc): units written whole
@@ -928,33 +951,50 @@ static void tac_verify_endio(struct bio *copy)
 	u32 nr = tac_all(copy, 0).bi_size >> (c->unit_shift + SECTOR_SHIFT);
 	blk_status_t status = copy->bi_status;
 	bool good = false, retry = false;
+	u32 cb = pb->cblock, n = tac_run_blocks(c, pb);
 	unsigned long flags;
-	u32 crc[32];
-	u32 i;
+	u32 crc[TAC_RUN_UNITS];
+	u32 i, u, k;
 
 	if (!status)
 		tac_bio_crcs(c, copy, tac_all(copy, 0), nr, crc);
 	spin_lock_irqsave(&c->lock, flags);
 	if (!status)
-		good = tac_crcs_match(c, pb->cblock, first, nr, crc);
+		good = tac_crcs_match(c, cb, first, nr, crc);
 	if (good) {
-		u32 *have = &c->crc[(u64)pb->cblock * c->units + first];
+		u32 *have = &c->crc[(u64)cb * c->units + first];
 
 		/* Hits compare them without the lock (tac_crcs_match()). */
 		for (i = 0; i < nr; i++)
 			if (have[i] < TAC_CRC_FULL)
 				WRITE_ONCE(have[i], crc[i]);
-	} else if (__tac_is_dirty(c, pb->cblock)) {
+	} else if (__tac_is_dirty(c, cb)) {
 		__tac_fail(c, status ? "a dirty block could not be read" :
 			   "a dirty block failed its checksum");
 		status = BLK_STS_IOERR;
 	} else {
-		if (!(tac_cb(c, pb->cblock) & CB_DOOMED))
-			__tac_invalidate(c, pb->cblock);
-		__tac_cache_error(c, status ? "read" : "checksum");
+		/*
+		 * Clean, as every block of a run is: the origin has them
+		 * all.  Those that failed their checksums go, one error
+		 * each; all of them if the read failed, one error.
+		 */
+		for (i = 0; i < n; i++) {
+			u = max(first, i * c->units);
+			k = min(first + nr, (i + 1) * c->units) - u;
+			if (!status && tac_crcs_match(c, cb, u, k,
+						      &crc[u - first]))
+				continue;
+			if (!(tac_cb(c, cb + i) & CB_DOOMED))
+				__tac_invalidate(c, cb + i);
+			if (!status)
+				__tac_cache_error(c, "checksum");
+		}
+		if (status)
+			__tac_cache_error(c, "read");
 		retry = true;
 	}
-	__tac_unshare(c, pb->cblock);
+	for (i = 0; i < n; i++)
+		__tac_unshare(c, cb + i);
 	/* Once deferred the bio is the worker's: nothing of it after. */
 	pb->copy = NULL;
 	if (retry) {
@@ -1276,8 +1316,9 @@ static bool tac_maybe_rest(struct tac_cache *c, struct bio *bio)
  * stream (__tac_stream()), which leaves it no verdict but its class;
  * its first block cached and readable, outside passthrough, and whose
  * checksums, if checked, cover whole units.  A read of several blocks is
- * served one block here, and split: dm core brings the remainder back to
- * map(), which serves it the same way if it finds the same log before
+ * served here as far as its blocks make a read run, and split there: dm
+ * core brings the remainder back to map(), which serves it the same way
+ * if it finds the same log before
  * that log is folded, and the locked way otherwise (the fold made it a
  * record of c->rests; a remainder that moved to another CPU before that
  * folds this log if it goes the locked way there (__tac_fold_owner()),
@@ -1289,6 +1330,18 @@ static bool tac_maybe_rest(struct tac_cache *c, struct bio *bio)
  * the policy's request() and lookup() and the counters, is logged for
  * this CPU and folded later, in order (__tac_fold_hits()).
  *
+ * Read runs: the clean blocks that follow a clean first block, each
+ * cached right after the one before (up to TAC_READ_RUN blocks and
+ * TAC_RUN_UNITS checksum units), are read in the same bio, one cache
+ * read where there were as many as blocks.  Each is taken as the first
+ * (shared, at once, or the run ends before it) and logged as a hit of
+ * its own, as the pieces would have been.  Only clean blocks: a run's
+ * completion may then treat its blocks alike, since shared blocks stay
+ * clean, and the origin holds them all: a read error or a checksum
+ * mismatch drops the blocks that failed and reads the whole run again
+ * from the origin (ROUTE_RETRY).  A log keeps room for a whole run: it
+ * is folded once it has less, and no remainder is to come.
+ *
  * Cost per block: no lock of the cache's; one cmpxchg to take the block
  * and one to let go of it (tac_unshare_fast()), the cache's inflight
  * count up and down, and this CPU's log lock; one hash walk; and while
@@ -1299,13 +1352,15 @@ static int tac_read_hit_fast(struct tac_cache *c, struct bio *bio)
 	struct tac_bio *pb = tac_pb(bio);
 	sector_t start = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
 	u64 b0 = start >> c->block_shift, bl = (end - 1) >> c->block_shift;
-	sector_t first_end = (b0 + 1) << c->block_shift;
+	u32 max = min_t(u64, bl - b0 + 1,
+			min_t(u32, TAC_READ_RUN, TAC_RUN_UNITS / c->units));
+	sector_t first_end;
 	struct tac_hit_log *log;
 	tac_cblock_t cblock;
 	unsigned long flags;
 	unsigned int seq;
-	bool verify, cont, logged = false, full = false;
-	u32 cb;
+	bool verify, dirty, cont, logged = false, full = false;
+	u32 cb, n, i;
 
 	if (READ_ONCE(c->mode) == TAC_MODE_PASSTHROUGH ||
 	    end - start >= tac_stream_min(c) ||
@@ -1318,38 +1373,73 @@ static int tac_read_hit_fast(struct tac_cache *c, struct bio *bio)
 	if (!tac_try_share_fast(c, cb))
 		return -EAGAIN;
 	/* Read once taken: no write can make it dirty now (rule 3). */
-	verify = tac_policy_peek_dirty(c->policy, cblock) ||
-		 READ_ONCE(c->tun.verify_reads);
+	dirty = tac_policy_peek_dirty(c->policy, cblock);
+	verify = dirty || READ_ONCE(c->tun.verify_reads);
+	/*
+	 * A read run: the clean blocks after b0 cached right after cb, each
+	 * taken the same way; the map_seq check below covers their
+	 * mappings too.
+	 */
+	for (n = 1; !dirty && n < max; n++) {
+		if (tac_policy_peek(c->policy, to_oblock(b0 + n), &cblock) ||
+		    from_cblock(cblock) != cb + n ||
+		    !tac_try_share_fast(c, cb + n))
+			break;
+		if (tac_policy_peek_dirty(c->policy, cblock)) {
+			tac_unshare(c, cb + n);
+			break;
+		}
+	}
+	first_end = min_t(sector_t, end, (b0 + n) << c->block_shift);
+	/* A read ending within a unit, checked: the run stops before it. */
+	if (verify && n > 1 && !tac_units_aligned(c, start, first_end)) {
+		tac_unshare(c, cb + --n);
+		first_end = (b0 + n) << c->block_shift;
+	}
 	if (!read_seqcount_retry(&c->map_seq, seq) &&
-	    (!verify || tac_units_aligned(c, start, min(end, first_end)))) {
+	    (!verify || tac_units_aligned(c, start, first_end))) {
 		log = raw_cpu_ptr(c->hit_log);
 		spin_lock_irqsave(&log->lock, flags);
 		cont = log->rest_start && log->rest_start == start &&
 		       log->rest_end == end;
 		/*
 		 * Not this CPU's remainder: a new read, unless it is one
-		 * whose record a fold just made; of several blocks only
-		 * while no other read's remainder is to come here.
+		 * whose record a fold just made; of several blocks (a run
+		 * too) only while no other read's remainder is to come
+		 * here, whose later blocks take the class of the last read
+		 * of several blocks logged (__tac_fold_hits()).
 		 */
-		if (log->nr < TAC_HIT_LOG &&
+		if (log->nr + n <= TAC_HIT_LOG &&
 		    (cont || (!tac_maybe_rest(c, bio) &&
-			      (end <= first_end || !log->rest_start)))) {
-			log->hit[log->nr].oblock = b0;
-			log->hit[log->nr].cblock = cb;
-			log->hit[log->nr].nr = cont ? 0 : bl - b0 + 1;
-			full = ++log->nr == TAC_HIT_LOG;
+			      (bl == b0 || !log->rest_start)))) {
+			for (i = 0; i < n; i++) {
+				log->hit[log->nr].oblock = b0 + i;
+				log->hit[log->nr].cblock = cb + i;
+				log->hit[log->nr].nr = cont || i ? 0 :
+						       bl - b0 + 1;
+				log->nr++;
+			}
 			if (end > first_end) {
 				log->rest_start = first_end;
 				log->rest_end = end;
 			} else if (cont) {
 				log->rest_start = 0;
 			}
+			/*
+			 * Room for the next run, or folded now; but not
+			 * while a remainder is to come, which would then go
+			 * the locked way, unless the log has no room left.
+			 */
+			full = log->nr == TAC_HIT_LOG ||
+			       (log->nr + TAC_READ_RUN > TAC_HIT_LOG &&
+				!log->rest_start);
 			logged = true;
 		}
 		spin_unlock_irqrestore(&log->lock, flags);
 	}
 	if (!logged) {
-		tac_unshare(c, cb);
+		for (i = 0; i < n; i++)
+			tac_unshare(c, cb + i);
 		return -EAGAIN;
 	}
 	if (end > first_end)
@@ -1535,27 +1625,6 @@ miss:
 
 /* ------------------------------------------------------------------ */
 /* Writes through a copy: write-back, and write-through of cached blocks */
-
-/* The blocks of pb->iter: more than one for a write run. */
-static u32 tac_run_blocks(struct tac_cache *c, struct tac_bio *pb)
-{
-	sector_t start = pb->iter.bi_sector;
-	sector_t end = start + (pb->iter.bi_size >> SECTOR_SHIFT);
-
-	return ((end - 1) >> c->block_shift) - (start >> c->block_shift) + 1;
-}
-
-/* The part of pb->iter within its @i-th block. */
-static void tac_run_part(struct tac_cache *c, struct tac_bio *pb, u32 i,
-			 sector_t *start, sector_t *end)
-{
-	sector_t s = pb->iter.bi_sector;
-	sector_t e = s + (pb->iter.bi_size >> SECTOR_SHIFT);
-	sector_t bs = (pb->oblock + i) << c->block_shift;
-
-	*start = max(s, bs);
-	*end = min(e, bs + c->block_sectors);
-}
 
 static void tac_wb_endio(struct bio *copy)
 {
@@ -2151,10 +2220,13 @@ static bool tac_log_doomed(struct tac_cache *c, u32 cb)
  * is checked again through our own pages (tac_verify_check()) before
  * anything is blamed on the cache.
  *
- * A hit of more than 4 KiB completing in hard-irq context (as a disk's
+ * A hit of more than 16 KiB completing in hard-irq context (as a disk's
  * interrupt completes it) is checked in process context instead
  * (ROUTE_HIT_CHECK): a 64 KiB block's crc32c would hold the CPU with
- * interrupts off for 16 times a 4 KiB one's.  Each such hit is a work
+ * interrupts off for 16 times a 4 KiB one's.  Up to 16 KiB (a database
+ * page: a read run of up to four 4 KiB blocks) the check costs less than
+ * the trip through a workqueue it would take, as each of those blocks'
+ * checks did when each was a hit of its own.  Each such hit is a work
  * item of its own on an unbound workqueue, so hits are checked in
  * parallel, on any CPU, and never wait behind the worker.  The block
  * stays shared until then.  The work item allocates nothing and never
@@ -2166,14 +2238,14 @@ static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 {
 	sector_t start = pb->iter.bi_sector;
 	sector_t end = start + (pb->iter.bi_size >> SECTOR_SHIFT);
-	u32 cb = pb->cblock, first, nr = 0;
+	u32 cb = pb->cblock, first, nr = 0, i, n = tac_run_blocks(c, pb);
 	bool mismatch = false;
 	unsigned long flags;
-	u32 crc[32];
+	u32 crc[TAC_RUN_UNITS];
 
 	if (!*error && pb->verify && tac_units_aligned(c, start, end)) {
 		nr = tac_whole_units(c, start, end, &first);
-		if (((u64)nr << (c->unit_shift + SECTOR_SHIFT)) > SZ_4K &&
+		if (((u64)nr << (c->unit_shift + SECTOR_SHIFT)) > SZ_16K &&
 		    in_hardirq()) {
 			/* The bio is the work's from the queueing on. */
 			pb->route = ROUTE_HIT_CHECK;
@@ -2188,31 +2260,48 @@ static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 	 * The usual end, with nothing to wake: no lock (a block to free is
 	 * left to the worker).
 	 */
-	if (!*error && !mismatch &&
-	    (tac_unshare_fast(c, cb) || tac_log_doomed(c, cb)))
+	if (!*error && !mismatch) {
+		for (i = 0; i < n; i++)
+			if (!tac_unshare_fast(c, cb + i) &&
+			    !tac_log_doomed(c, cb + i))
+				break;
+		if (i == n)
+			return DM_ENDIO_DONE;
+		spin_lock_irqsave(&c->lock, flags);
+		for (; i < n; i++)
+			__tac_unshare(c, cb + i);
+		spin_unlock_irqrestore(&c->lock, flags);
 		return DM_ENDIO_DONE;
+	}
 	spin_lock_irqsave(&c->lock, flags);
-	/* Dirty when routed, perhaps cleaned since (never the reverse). */
+	/*
+	 * Dirty when routed, perhaps cleaned since (never the reverse); a
+	 * run is of clean blocks only.
+	 */
 	if (*error && __tac_is_dirty(c, cb)) {
 		/* The only copy: its loss is an error, never stale data. */
 		__tac_fail(c, "a dirty block could not be read");
 	} else if (*error) {
-		if (!(tac_cb(c, cb) & CB_DOOMED))
-			__tac_invalidate(c, cb);
+		/* One failed read: one error; which block failed is unknown. */
+		for (i = 0; i < n; i++) {
+			if (!(tac_cb(c, cb + i) & CB_DOOMED))
+				__tac_invalidate(c, cb + i);
+			__tac_unshare(c, cb + i);
+		}
 		__tac_cache_error(c, "read");
-		__tac_unshare(c, cb);
 		pb->route = ROUTE_RETRY;
 		__tac_defer(c, bio);
 		spin_unlock_irqrestore(&c->lock, flags);
 		return DM_ENDIO_INCOMPLETE;
 	} else if (mismatch) {
-		/* Keep the block shared until our copy is checked. */
+		/* Keep the blocks shared until our copy is checked. */
 		pb->route = ROUTE_VERIFY;
 		__tac_defer(c, bio);
 		spin_unlock_irqrestore(&c->lock, flags);
 		return DM_ENDIO_INCOMPLETE;
 	}
-	__tac_unshare(c, cb);
+	for (i = 0; i < n; i++)
+		__tac_unshare(c, cb + i);
 	spin_unlock_irqrestore(&c->lock, flags);
 	return DM_ENDIO_DONE;
 }
@@ -2225,9 +2314,9 @@ static void tac_hit_check_work(struct work_struct *work)
 	struct tac_cache *c = pb->c;
 	sector_t start = pb->iter.bi_sector;
 	sector_t end = start + (pb->iter.bi_size >> SECTOR_SHIFT);
-	u32 cb = pb->cblock, first, nr;
+	u32 cb = pb->cblock, first, nr, i, n = tac_run_blocks(c, pb);
 	bool mismatch;
-	u32 crc[32];
+	u32 crc[TAC_RUN_UNITS];
 
 	nr = tac_whole_units(c, start, end, &first);
 	tac_bio_crcs(c, bio, pb->iter, nr, crc);
@@ -2239,7 +2328,8 @@ static void tac_hit_check_work(struct work_struct *work)
 		pb->route = ROUTE_VERIFY;
 		__tac_defer(c, bio);
 	} else {
-		__tac_unshare(c, cb);
+		for (i = 0; i < n; i++)
+			__tac_unshare(c, cb + i);
 	}
 	spin_unlock_irq(&c->lock);
 	if (!mismatch)

@@ -280,4 +280,53 @@ else
 	tap_skip "a superblock write that fails keeps its slot" "dm-flakey unavailable"
 fi
 
+# 9. Read runs: a read of clean blocks cached one after the other on the
+#    cache is one cache read (Read runs in dm-tac-io.c); a block of such
+#    a run whose cache copy is stale (its write-through write dropped)
+#    fails its checksum alone: it is dropped, the others stay, and the
+#    whole read comes from the origin.
+if dmsetup targets | grep -q '^flakey'; then
+	dd if=/dev/zero of="$cache" bs=4k count=2 oflag=direct status=none
+	udev_quiet tacerr
+	tac_create tacerr "$origin" "$cache" 8 mode writethrough error_threshold 1000
+	cstat=$(dm_sysfs tacerr_c)/stat
+	# Blocks 2048..2111 (8 MiB on) cached in order, by their writes.
+	dd if=/dev/urandom of="$_scratch/r9" bs=4k count=64 status=none
+	python3 -c '
+import mmap, os, sys
+src = open(sys.argv[1], "rb").read()
+fd = os.open(sys.argv[2], os.O_WRONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+for i in range(64):
+    buf[:] = src[i * 4096:(i + 1) * 4096]
+    os.pwritev(fd, [buf], (2048 + i) * 4096)
+' "$_scratch/r9" "$dev"
+	check_eq "64 blocks written in order are cached" 64 "$(tac_stat tacerr used)"
+	dmsetup message tacerr 0 reset_stats
+	r0=$(awk '{ print $1 }' "$cstat")
+	seq 0 15 | shuf | awk '{ print 512 + $1 }' | read_blocks "$dev" 16
+	r1=$(awk '{ print $1 }' "$cstat")
+	diag "16 reads of 16 KiB over clean blocks cached in order: $((r1 - r0)) cache reads"
+	check_le "16 reads of 16 KiB over clean blocks cached in order: 16 cache reads" \
+		16 $((r1 - r0))
+	check_eq "...counting 64 read hits" 64 "$(tac_stat tacerr read_hits)"
+	check_eq "...of the data written" "$(md5sum <"$_scratch/r9")" \
+		"$(dd if="$dev" bs=64k skip=128 count=4 iflag=direct status=none | md5sum)"
+	swap tacerr_c "0 $clen flakey $cache_lo 0 0 3600 1 drop_writes"
+	dd if=/dev/urandom of="$_scratch/r9b" bs=4k count=1 status=none
+	dd if="$_scratch/r9b" of="$dev" bs=4k seek=2053 count=1 oflag=direct status=none
+	swap tacerr_c "0 $clen linear $cache_lo 0"
+	e0=$(tac_stat tacerr cache_errors) u0=$(tac_stat tacerr used)
+	check_eq "a read run over a block whose cache write was dropped reads the new data" \
+		"$(dd if="$origin" bs=16k skip=513 count=1 iflag=direct status=none | md5sum)" \
+		"$(dd if="$dev" bs=16k skip=513 count=1 iflag=direct status=none | md5sum)"
+	check_eq "...from the origin, which has it" "$(md5sum <"$_scratch/r9b")" \
+		"$(dd if="$origin" bs=4k skip=2053 count=1 iflag=direct status=none | md5sum)"
+	check_eq "...counting one cache error" $((e0 + 1)) "$(tac_stat tacerr cache_errors)"
+	check_eq "...and dropping that block alone" $((u0 - 1)) "$(tac_stat tacerr used)"
+	dm_remove tacerr
+else
+	tap_skip "read runs" "dm-flakey unavailable"
+fi
+
 tap_done

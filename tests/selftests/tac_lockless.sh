@@ -98,7 +98,10 @@ if nullb_dev qcache 4 20000 hw_queue_depth=1 submit_queues=1; then
 	tac_create taclq "$origin" "$qcache" 8 mode writethrough \
 		max_cache_inflight 65536 || ksft_skip "cannot create the device"
 	devq=/dev/mapper/taclq
-	dd if="$devq" of=/dev/null bs=4k count=256 iflag=direct status=none
+	# Even blocks first, then odd ones: a page's two blocks are not
+	# cached one after the other, so each read is split (a read run
+	# would serve it in one piece, with no remainder to move).
+	{ seq 0 2 255; seq 1 2 255; } | read_blocks "$devq" 4
 	wait_stat taclq promotions 256
 	fio --filename="$devq" --direct=1 --ioengine=libaio --bs=8k \
 		--rw=randread --size=1M --numjobs=4 --iodepth=8 --time_based \
