@@ -160,7 +160,8 @@ demo: deps
 bench-micro: deps
 	@qemu/vm --kernel $(or $(KVER),6.1) --memory 3G -- env \
 		$(if $(ROUNDS),ROUNDS=$(ROUNDS)) $(if $(ROUND_S),ROUND_S=$(ROUND_S)) \
-		$(if $(BS),BS=$(BS)) bench/perf/micro.sh
+		$(if $(BS),BS=$(BS)) $(if $(WARM_BS),WARM_BS=$(WARM_BS)) \
+		bench/perf/micro.sh
 
 # Benchmarks against dm-cache, bcache and dm-writecache on an HDD model
 # (the comparison with the caches users have), see bench/compare/README.md:

@@ -1337,9 +1337,9 @@ static bool tac_maybe_rest(struct tac_cache *c, struct bio *bio)
  * (shared, at once, or the run ends before it) and logged as a hit of
  * its own, as the pieces would have been.  Only clean blocks: a run's
  * completion may then treat its blocks alike, since shared blocks stay
- * clean, and the origin holds them all: a read error or a checksum
- * mismatch drops the blocks that failed and reads the whole run again
- * from the origin (ROUTE_RETRY).  A log keeps room for a whole run: it
+ * clean, and the origin holds them all: a checksum mismatch drops the
+ * blocks that failed it, a read error all of the run's, and the whole
+ * run is read again from the origin (ROUTE_RETRY).  A log keeps room for a whole run: it
  * is folded once it has less, and no remainder is to come.
  *
  * Cost per block: no lock of the cache's; one cmpxchg to take the block

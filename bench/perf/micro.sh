@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # dm-tac micro-benchmarks (figures, not a test), run inside the VM:
-#   make bench-micro [KVER=6.12] [ROUNDS=5] [ROUND_S=2] [BS=4k]
+#   make bench-micro [KVER=6.12] [ROUNDS=5] [ROUND_S=2] [BS=4k] [WARM_BS=4k]
 #
 # Under TCG a single run of a few seconds is too noisy to compare devices
 # (the same device's IOPS move by a third from one minute to the next), so
@@ -103,12 +103,15 @@ dd if=$origin of=$lindev bs=1M count=64 iflag=direct oflag=direct status=none
 dmsetup create lin_h --table "0 $len linear $lindev 0"
 dmsetup create --noudevrules tacm --table "0 $len tac $origin $tcache 8 0"
 dmsetup mknodes tacm
-# Warm-up: passes over the working set, each block read once in 4 KiB
-# random reads (larger sequential reads are read around the cache), until
-# one has no miss.
+# Warm-up: passes over the working set, each block read once in random
+# reads of WARM_BS (4 KiB; larger sequential reads are read around the
+# cache), until one has no miss.  A miss of several blocks is cached in
+# cache blocks that follow each other while there are free ones, so
+# WARM_BS=BS lets each measured read be one read run (a database's
+# pages, filled whole); 4 KiB leaves a page's blocks apart.
 for i in 1 2 3 4 5; do
 	read -r _ m0 _ _ < <(counts tacm)
-	fio_run "$out/warm.json" /dev/mapper/tacm 0 16 1 0
+	fio_run "$out/warm.json" /dev/mapper/tacm 0 16 1 0 "${WARM_BS:-4k}"
 	read -r _ m1 _ _ < <(counts tacm)
 	[ "$m1" = "$m0" ] && break
 done
