@@ -58,9 +58,9 @@ enum { PARKED_READ, PARKED_WRITE, PARKED_DISCARD };
  * way on another CPU folds it first: __tac_fold_owner()), and its
  * remainder may have hit without the lock on another CPU before that:
  * such a record is dropped after a second, so that none is kept for ever
- * (each would cost every hit a look through the table).  Verdicts only choose where clean data is
- * read from, what is promoted and how it is counted: a wrong match costs
- * speed, never data.  Callers hold c->lock.
+ * (each would cost every hit a look through the table).  Verdicts only
+ * choose where clean data is read from, what is promoted and how it is
+ * counted: a wrong match costs speed, never data.  Callers hold c->lock.
  */
 
 /* Free @r if it is past its time; true if so (or free already). */
@@ -1318,8 +1318,8 @@ static bool tac_maybe_rest(struct tac_cache *c, struct bio *bio)
  * checksums, if checked, cover whole units.  A read of several blocks is
  * served here as far as its blocks make a read run, and split there: dm
  * core brings the remainder back to map(), which serves it the same way
- * if it finds the same log before
- * that log is folded, and the locked way otherwise (the fold made it a
+ * if it finds the same log before that log is folded, and the locked way
+ * otherwise (the fold made it a
  * record of c->rests; a remainder that moved to another CPU before that
  * folds this log if it goes the locked way there (__tac_fold_owner()),
  * and is counted as a request of its own if it hits there without the
@@ -1339,8 +1339,9 @@ static bool tac_maybe_rest(struct tac_cache *c, struct bio *bio)
  * completion may then treat its blocks alike, since shared blocks stay
  * clean, and the origin holds them all: a checksum mismatch drops the
  * blocks that failed it, a read error all of the run's, and the whole
- * run is read again from the origin (ROUTE_RETRY).  A log keeps room for a whole run: it
- * is folded once it has less, and no remainder is to come.
+ * run is read again from the origin (ROUTE_RETRY).  A log keeps room for
+ * a whole run: it is folded once it has less, and no remainder is to
+ * come.
  *
  * Cost per block: no lock of the cache's; one cmpxchg to take the block
  * and one to let go of it (tac_unshare_fast()), the cache's inflight
@@ -1755,8 +1756,8 @@ static void tac_fanout_endio(struct bio *b)
 /*
  * Copy @bio (within block pb->cblock, or a write run from it) into our
  * pages and write the copy to the cache, and for write-through to the
- * origin too.  Without
- * @can_wait (map) nothing sleeps: short of memory, the worker does it.
+ * origin too.  Without @can_wait (map) nothing sleeps: short of memory,
+ * the worker does it.
  */
 static int tac_copy_start(struct tac_cache *c, struct bio *bio, bool can_wait)
 {
