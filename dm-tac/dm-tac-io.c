@@ -565,6 +565,15 @@ static u32 tac_run_blocks(struct tac_cache *c, struct tac_bio *pb)
 	return ((end - 1) >> c->block_shift) - (start >> c->block_shift) + 1;
 }
 
+/* Let go of a read run's @n blocks from @cb.  Caller holds c->lock. */
+static void __tac_unshare_run(struct tac_cache *c, u32 cb, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		__tac_unshare(c, cb + i);
+}
+
 /* The part of pb->iter within its @i-th block. */
 static void tac_run_part(struct tac_cache *c, struct tac_bio *pb, u32 i,
 			 sector_t *start, sector_t *end)
@@ -993,8 +1002,7 @@ static void tac_verify_endio(struct bio *copy)
 			__tac_cache_error(c, "read");
 		retry = true;
 	}
-	for (i = 0; i < n; i++)
-		__tac_unshare(c, cb + i);
+	__tac_unshare_run(c, cb, n);
 	/* Once deferred the bio is the worker's: nothing of it after. */
 	pb->copy = NULL;
 	if (retry) {
@@ -2301,8 +2309,7 @@ static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 		spin_unlock_irqrestore(&c->lock, flags);
 		return DM_ENDIO_INCOMPLETE;
 	}
-	for (i = 0; i < n; i++)
-		__tac_unshare(c, cb + i);
+	__tac_unshare_run(c, cb, n);
 	spin_unlock_irqrestore(&c->lock, flags);
 	return DM_ENDIO_DONE;
 }
@@ -2315,7 +2322,7 @@ static void tac_hit_check_work(struct work_struct *work)
 	struct tac_cache *c = pb->c;
 	sector_t start = pb->iter.bi_sector;
 	sector_t end = start + (pb->iter.bi_size >> SECTOR_SHIFT);
-	u32 cb = pb->cblock, first, nr, i, n = tac_run_blocks(c, pb);
+	u32 cb = pb->cblock, first, nr, n = tac_run_blocks(c, pb);
 	bool mismatch;
 	u32 crc[TAC_RUN_UNITS];
 
@@ -2329,8 +2336,7 @@ static void tac_hit_check_work(struct work_struct *work)
 		pb->route = ROUTE_VERIFY;
 		__tac_defer(c, bio);
 	} else {
-		for (i = 0; i < n; i++)
-			__tac_unshare(c, cb + i);
+		__tac_unshare_run(c, cb, n);
 	}
 	spin_unlock_irq(&c->lock);
 	if (!mismatch)

@@ -306,8 +306,11 @@ if nullb_dev slowc 8 20000000 hw_queue_depth=1 submit_queues=1; then
 	dd if="$rdev" of=/dev/null bs=64k skip=640 count=8 iflag=direct status=none
 	check_ge "32 random blocks and a 512 KiB scan region cached" 160 \
 		"$(tac_stat tacrc used)"
-	dmsetup message tacrc 0 reset_stats
-	python3 -c '
+	# start_scan: 64 KiB reads round the 512 KiB scan region in the
+	# background (pid in $scan) until $_scratch/a.done exists.
+	start_scan() {
+		rm -f "$_scratch/a.done"
+		python3 -c '
 import mmap, os, sys
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
 buf = mmap.mmap(-1, 65536)
@@ -316,7 +319,10 @@ while not os.path.exists(sys.argv[2]):
     os.preadv(fd, [buf], (40 << 20) + off)
     off = (off + 65536) % (512 << 10)
 ' "$rdev" "$_scratch/a.done" &
-	scan=$!
+		scan=$!
+	}
+	dmsetup message tacrc 0 reset_stats
+	start_scan
 	awk '{ print $1 / 2 }' "$_scratch/a" |
 		read_blocks "$rdev" 8
 	touch "$_scratch/a.done"
@@ -335,17 +341,7 @@ while not os.path.exists(sys.argv[2]):
 	read_blocks "$rdev" 4 <"$_scratch/b"
 	check_ge "32 more random blocks cached" 192 "$(tac_stat tacrc used)"
 	dmsetup message tacrc 0 reset_stats
-	rm -f "$_scratch/a.done"
-	python3 -c '
-import mmap, os, sys
-fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
-buf = mmap.mmap(-1, 65536)
-off = 0
-while not os.path.exists(sys.argv[2]):
-    os.preadv(fd, [buf], (40 << 20) + off)
-    off = (off + 65536) % (512 << 10)
-' "$rdev" "$_scratch/a.done" &
-	scan=$!
+	start_scan
 	moves=$(awk '{ print $1 / 2 }' "$_scratch/b" | python3 -c '
 import mmap, os, sys, threading, time
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
