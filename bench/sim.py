@@ -6,7 +6,9 @@ Generates the synthetic traces with tools/tracegen (cached in
 tools/traces/gen/, deterministic), takes the captured pgbench trace from
 tools/traces/ if present, runs tacsim with every policy at three cache
 sizes, and prints per trace and size: hit ratio, I/O time, I/O time
-relative to LRU and to OPT, the gap closure (LRU - TAC) / (LRU - OPT), the
+relative to LRU and to OPT, cache device I/Os per block hit or filled
+(tacsim's cache_ios: a page's blocks in a row are one I/O), the gap
+closure (LRU - TAC) / (LRU - OPT), the
 TAC/ARC I/O time ratio, and whether the simulator goals hold.  Then it
 measures TAC's replay speed in accesses per second.
 
@@ -126,9 +128,9 @@ def main():
                  100.0 * first["reads"] / max(1, first["accesses"]),
                  first["seq_requests"], first["random_requests"],
                  time.time() - t0))
-        print("   %-6s %-6s %8s %15s %8s %8s"
+        print("   %-6s %-6s %8s %15s %8s %8s %10s"
               % ("cache", "policy", "hit%", "io_time_ms", "rel_LRU",
-                 "rel_OPT"))
+                 "rel_OPT", "cache_io%"))
         for size in sorted(res):
             pol = res[size]
             lru = pol["lru"]["io_time_ms"]
@@ -137,10 +139,13 @@ def main():
                 if p not in pol:
                     continue
                 r = pol[p]
-                print("   %-6s %-6s %8.3f %15.1f %8.3f %8.3f"
+                # Cache device I/Os per block served or filled there.
+                touched = r["hits"] + r["admissions"]
+                print("   %-6s %-6s %8.3f %15.1f %8.3f %8.3f %10.1f"
                       % (size_name(size), p, 100 * r["hit_ratio"],
                          r["io_time_ms"], r["io_time_ms"] / lru,
-                         r["io_time_ms"] / opt))
+                         r["io_time_ms"] / opt,
+                         100.0 * r["cache_ios"] / max(1, touched)))
             if "tac" in pol:
                 tac = pol["tac"]["io_time_ms"]
                 arc = pol["arc"]["io_time_ms"]

@@ -81,6 +81,19 @@ check "csv: 3 hits" sample.csv hits 3
 check "csv: op X malformed" sample.csv malformed_lines 1
 check "csv: block size 8K: 3 accesses" sample.csv accesses 3 --block-size 8K
 
+# Cache I/Os (cache_io() in tacsim.c), LRU handing out free blocks in
+# order.  sample.csv: 0+8192 fills blocks 0 and 1 into cache blocks 0 and
+# 1 (one I/O), 4095+2 hits both (one), 4096+4096 hits block 1 (one).
+check "csv: 3 cache I/Os" sample.csv cache_ios 3
+# sample.spc: a fill of two (one), a hit (one), another device's fill
+# (one), a hit (one).
+check "spc: 4 cache I/Os" sample.spc cache_ios 4
+# Block 1 written into cache block 0, block 0 into 1, then both read: the
+# read's blocks are not in a row on the cache, two I/Os, four in all.
+printf "time,op,offset_bytes,length_bytes\n0,W,4096,4096\n1,W,0,4096\n2,R,0,8192\n" >"$T/samples/.apart.csv"
+check "csv: blocks apart on the cache cost an I/O each" .apart.csv cache_ios 4
+rm -f "$T/samples/.apart.csv"
+
 # The cache write cost: a read's by default, else --param or --cost-ssd-write.
 check "cache write cost: a read's by default" sample.csv cost_ssd_write_us 20
 check "cache write cost: --param cost_cache_write_us=35" sample.csv \

@@ -63,6 +63,7 @@ struct result {
 	u64 accesses, reads, writes, hits, misses;
 	u64 admissions, evictions, bypasses, invalidations;
 	u64 io_time_us;
+	u64 cache_ios;		/* cache device I/Os: see cache_io() */
 	u64 seq_requests, random_requests, seq_accesses, random_accesses;
 	u64 ram_bytes;
 	double seconds;		/* CPU time of the replay */
@@ -534,6 +535,23 @@ static int fold_hits(struct tac_policy *p, struct hit_log *log,
 	return cls;
 }
 
+/*
+ * Cache device I/Os: within one request, the blocks that hit go to the
+ * cache in one I/O while each one's cache block is the one after the
+ * last's, as dm-tac's read and write runs do, and so do the blocks
+ * admitted (a fill).  @last is the request's last cache block shifted
+ * left once, plus 1 for a fill, or U64_MAX after a block that did not
+ * touch the cache.
+ */
+static void cache_io(u64 *ios, u64 *last, tac_cblock_t cb, bool fill)
+{
+	u64 n = (u64)from_cblock(cb) << 1 | fill;
+
+	if (*last == U64_MAX || n != *last + 2)
+		(*ios)++;
+	*last = n;
+}
+
 static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 		   const u64 *next, struct result *res)
 {
@@ -546,6 +564,7 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 	struct tac_policy_stats st;
 	u64 i, a = 0, hits = 0, admits = 0, evicts = 0, time_us = 0;
 	u64 seq_req = 0, seq_acc = 0, reads = 0, mismatch = 0, inval = 0;
+	u64 ios = 0, last;
 	struct hit_log log = { 0 };
 	double t0, w0;
 
@@ -565,6 +584,7 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 		int cls = r->cls;
 		u64 c_miss;
 
+		last = U64_MAX;
 		if (is_tac && !r->write && r->nr <= fast_max_blocks) {
 			/* Classes are known when they are folded. */
 			while (b < end && log.nr < HIT_LOG &&
@@ -572,7 +592,9 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 						&log.hit[log.nr].cblock)) {
 				log.hit[log.nr].oblock = b;
 				log.hit[log.nr].nr = b == r->first ? r->nr : 0;
-				log.hit[log.nr++].cls = r->cls;
+				log.hit[log.nr].cls = r->cls;
+				cache_io(&ios, &last, log.hit[log.nr++].cblock,
+					 false);
 				reads++;
 				hits++;
 				time_us += c_hit;
@@ -609,6 +631,7 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 			int ret;
 
 			if (write_around && r->write) {
+				last = U64_MAX;
 				time_us += c_miss;
 				if (!tac_policy_lookup(p, to_oblock(b), &cb,
 						       TAC_PROBE)) {
@@ -625,11 +648,15 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 							  TAC_USE_READ)) {
 				hits++;
 				time_us += c_hit;
+				cache_io(&ios, &last, cb, false);
 				continue;
 			}
 			time_us += c_miss;
 			ret = tac_policy_admit(p, to_oblock(b), &cb, &ev);
+			if (ret < 0)
+				last = U64_MAX;
 			if (ret >= 0) {
+				cache_io(&ios, &last, cb, true);
 				admits++;
 				time_us += c_admit;
 				evicts += ret == 1;
@@ -651,6 +678,7 @@ static void replay(const struct trace *t, const char *name, u32 nr_blocks,
 	res->bypasses = st.bypasses;
 	res->invalidations = inval;
 	res->io_time_us = time_us;
+	res->cache_ios = ios;
 	res->seq_requests = seq_req;
 	res->random_requests = t->nr - seq_req;
 	res->seq_accesses = seq_acc;
@@ -703,7 +731,7 @@ static void print_json(const struct trace *t, const char *format,
 	       "\"hit_ratio\":%.6f,\"admissions\":%" PRIu64 ","
 	       "\"evictions\":%" PRIu64 ",\"bypasses\":%" PRIu64 ","
 	       "\"invalidations\":%" PRIu64 ",\"write_mode\":\"%s\","
-	       "\"io_time_ms\":%.3f,"
+	       "\"io_time_ms\":%.3f,\"cache_ios\":%" PRIu64 ","
 	       "\"seq_requests\":%" PRIu64 ",\"random_requests\":%" PRIu64 ","
 	       "\"seq_accesses\":%" PRIu64 ",\"random_accesses\":%" PRIu64 ","
 	       "\"malformed_lines\":%" PRIu64 ",\"skipped_lines\":%" PRIu64 ","
@@ -717,7 +745,8 @@ static void print_json(const struct trace *t, const char *format,
 	       r->reads, r->writes, r->hits, r->misses,
 	       r->accesses ? (double)r->hits / r->accesses : 0.0,
 	       r->admissions, r->evictions, r->bypasses, r->invalidations,
-	       write_around ? "around" : "allocate", r->io_time_us / 1000.0, r->seq_requests, r->random_requests,
+	       write_around ? "around" : "allocate", r->io_time_us / 1000.0,
+	       r->cache_ios, r->seq_requests, r->random_requests,
 	       r->seq_accesses, r->random_accesses, t->malformed, t->skipped,
 	       r->ram_bytes, r->seconds, r->wall_seconds,
 	       r->seconds > 0 ? r->accesses / r->seconds : 0.0,
@@ -735,18 +764,21 @@ static void print_header(const struct trace *t, u64 bs, u32 nr_blocks)
 	       nr_blocks, bs, params.extent_blocks, params.cost_cache_us,
 	       cost_ssd_write_us, params.cost_hdd_random_us,
 	       params.cost_hdd_seq_us);
-	printf("%-6s %12s %12s %12s %8s %12s %12s %14s %10s %10s %11s\n",
+	printf("%-6s %12s %12s %12s %8s %12s %12s %14s %12s %10s %10s %11s\n",
 	       "policy", "accesses", "hits", "misses", "hit%", "admissions",
-	       "evictions", "io_time_ms", "seq_req", "rand_req", "acc/s");
+	       "evictions", "io_time_ms", "cache_ios", "seq_req", "rand_req",
+	       "acc/s");
 }
 
 static void print_row(const struct result *r)
 {
 	printf("%-6s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %8.3f %12" PRIu64
-	       " %12" PRIu64 " %14.3f %10" PRIu64 " %10" PRIu64 " %11.0f\n",
+	       " %12" PRIu64 " %14.3f %12" PRIu64 " %10" PRIu64 " %10" PRIu64
+	       " %11.0f\n",
 	       r->policy, r->accesses, r->hits, r->misses,
 	       r->accesses ? 100.0 * r->hits / r->accesses : 0.0,
 	       r->admissions, r->evictions, r->io_time_us / 1000.0,
+	       r->cache_ios,
 	       r->seq_requests, r->random_requests,
 	       r->seconds > 0 ? r->accesses / r->seconds : 0.0);
 }
