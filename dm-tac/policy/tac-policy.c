@@ -152,11 +152,14 @@ struct tac {
 	u32 cost_seq_w;		/* S_HDD - W_SSD, clamped at 0 */
 	u32 cost_random_w;	/* R_HDD - W_SSD, clamped at 0 */
 	u32 in_epoch;		/* block accesses since the last halving */
-	u32 inflation;		/* the key of the last block evicted */
+	u32 inflation;		/* the key of the last victim (evicted, or
+				 * passed over by tac_place()) */
 	u32 stuck;		/* refusals in a row against one victim */
 	u32 stuck_item;
 
 	u32 last_cost;		/* per block of the last request() */
+	u64 req_first;		/* the last request()'s blocks */
+	u64 req_end;
 
 	/*
 	 * The admission filter learns (tac_learn()): a block must be warmer
@@ -181,8 +184,9 @@ struct tac {
 	unsigned long *held;
 	unsigned long *ref;	/* used since its key was last set */
 
-	u32 free_head;		/* blocks released since creation */
-	u32 fresh;		/* blocks >= fresh were never handed out */
+	u32 free_head;		/* FREE blocks below fresh, linked */
+	u32 fresh;		/* the frontier: FREE blocks >= fresh are
+				 * not linked, tac_free_pop() finds them */
 	u32 nr_free;
 	u32 nr_mapped;
 	u32 nr_dirty;
@@ -391,18 +395,26 @@ static void tac_hash_remove(struct tac *tac, u32 cb)
 		tac->blocks[prev].next = tac->blocks[cb].next;
 }
 
+/*
+ * A FREE block is on the free list if and only if it is below the
+ * frontier: one past it (placed there by tac_place(), then released) is
+ * found by the frontier, and must not be on the list too, or a claim
+ * past the frontier would leave it there, to be handed out twice.
+ */
 static void tac_free_push(struct tac *tac, u32 cb)
 {
 	tac->pos[cb] = CB_FREE;
+	tac->nr_free++;
+	if (cb >= tac->fresh)
+		return;
 	tac->blocks[cb].next = tac->free_head;
 	tac->free_head = cb;
-	tac->nr_free++;
 }
 
 /*
- * Released blocks first, then the never used ones in order: no O(n) free
- * list to build at creation, and load_mapping() can claim any FREE block
- * above the frontier in O(1).
+ * Released blocks first, then the others in order from the frontier: no
+ * O(n) free list to build at creation, and load_mapping() and tac_place()
+ * can claim any FREE block past the frontier in O(1).
  */
 static u32 tac_free_pop(struct tac *tac)
 {
@@ -424,7 +436,7 @@ static u32 tac_free_pop(struct tac *tac)
 	return TAC_NONE;
 }
 
-/* Take FREE block @cb out of the free pool for load_mapping(). */
+/* Take FREE block @cb out of the free pool (load_mapping(), tac_place()). */
 static void tac_free_claim(struct tac *tac, u32 cb)
 {
 	u32 prev = TAC_NONE, cur = tac->free_head;
@@ -433,7 +445,7 @@ static void tac_free_claim(struct tac *tac, u32 cb)
 	if (cb >= tac->fresh)
 		return;		/* the frontier will step over it */
 
-	/* Rare: construction loads mappings before any release(). */
+	/* Rare: load_mapping() at construction, before any release(). */
 	while (cur != cb) {
 		if (WARN_ON_ONCE(cur == TAC_NONE))
 			return;
@@ -857,6 +869,8 @@ static enum tac_class tac_request(struct tac_policy *p, tac_oblock_t first,
 	if (unlikely(ob + nr_blocks - 1 < ob))
 		nr_blocks = -ob;	/* clamp at the end of the u64 space */
 
+	tac->req_first = ob;
+	tac->req_end = ob + nr_blocks;
 	class = tac_seq_classify(&tac->seq, ob, nr_blocks, tac->extent_shift,
 				 tac->params.seq_window,
 				 tac->params.seq_threshold);
@@ -984,6 +998,90 @@ static bool tac_would_admit(struct tac_policy *p, tac_oblock_t oblock)
 	return tac->pending.r >= 0;
 }
 
+/*
+ * Placement (issue 10).  A database reads and writes a page of several
+ * blocks at once, and dm-tac sends blocks that follow each other on the
+ * cache device in one bio (read and write runs).  Past the fill, each
+ * block's victim is wherever the heap's top happens to be, so a page's
+ * blocks land apart; here a block may instead take a cache block next to
+ * its origin neighbour's, when that block is nearly as cold as the victim.
+ *
+ * A cache block @n may take @oblock, of temperature @t, in place of the
+ * victim tac_decide() chose (key @floor) when it is clean (in the heap),
+ * not held, not used since its key was set, @oblock passes the admission
+ * test against it too, and its key is at most 1/8 of the way from the
+ * victim's to the key @oblock gets (none if that one is lower).  Blocks
+ * of one page placed together have nearly the same key, so a page tends to
+ * leave whole, and the next page takes its place whole.  tacsim on make
+ * bench-sim's traces: I/O time within 0.5% either way, cache I/Os (hits
+ * and fills in a row counted as one) 14% to 82% fewer.
+ */
+#define TAC_PLACE_SLACK_SHIFT	3	/* 1/8 */
+#define TAC_PLACE_MAX		32	/* a request's blocks a walk spans */
+
+static bool tac_may_replace(struct tac *tac, u32 n, u32 t, u32 floor)
+{
+	u32 key = tac_key(tac, t), lim = floor;
+
+	if (n >= tac->nr_blocks || !tac_heap_contains(&tac->heap, n) ||
+	    test_bit(n, tac->held) || test_bit(n, tac->ref) ||
+	    !tac_warmer(tac, t, tac_block_temp(tac, n)))
+		return false;
+	if (tac_key_before(floor, key))
+		lim += (key - floor) >> TAC_PLACE_SLACK_SHIFT;
+	return !tac_key_before(lim, tac->nodes[tac->pos[n]].key);
+}
+
+/*
+ * The cache block next to where origin block @ob + @dir is (after it for
+ * @dir -1, before it for +1), if it may take @ob: while @r is 0 (a free
+ * block was chosen), if it is free and past the frontier (off the free
+ * list: claimed in O(1)); while @r is 1, tac_may_replace().
+ */
+static u32 tac_place_by(struct tac *tac, u64 ob, int dir, int r, u32 t,
+			u32 floor)
+{
+	u32 cb, n;
+
+	if ((dir < 0 && !ob) || ob + dir >= TAC_MAX_ORIGIN_BLOCKS)
+		return TAC_NONE;
+	cb = tac_hash_find(tac, to_oblock(ob + dir));
+	if (cb == TAC_NONE || (dir > 0 && !cb))
+		return TAC_NONE;
+	n = cb - dir;
+	if (r == 0)
+		return n < tac->nr_blocks && n >= tac->fresh &&
+		       tac->pos[n] == CB_FREE ? n : TAC_NONE;
+	return tac_may_replace(tac, n, t, floor) ? n : TAC_NONE;
+}
+
+/*
+ * Where @oblock goes instead of what tac_decide() chose (@r, @victim), or
+ * TAC_NONE: next to its neighbour before, else after it.  The first block
+ * of a request of several, with no neighbour cached, evicts from the
+ * victim backwards as far as tac_may_replace() allows, up to the
+ * request's length less one: the blocks after it then find the victim and
+ * the blocks beyond it (in a cache of pages placed whole, the rest of the
+ * victim's page).
+ */
+static u32 tac_place(struct tac *tac, tac_oblock_t oblock, int r, u32 t,
+		     const struct tac_heap_node *victim)
+{
+	u64 ob = from_oblock(oblock);
+	u32 floor = r ? victim->key : 0, n, s, i, k;
+
+	n = tac_place_by(tac, ob, -1, r, t, floor);
+	if (n == TAC_NONE)
+		n = tac_place_by(tac, ob, 1, r, t, floor);
+	if (n != TAC_NONE || r != 1 || ob != tac->req_first)
+		return n;
+	k = min_t(u64, tac->req_end - ob, TAC_PLACE_MAX);
+	s = victim->item;
+	for (i = 1; i < k && s && tac_may_replace(tac, s - 1, t, floor); i++)
+		s--;
+	return s != victim->item ? s : TAC_NONE;
+}
+
 static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 		     tac_cblock_t *cblock, tac_oblock_t *evicted)
 {
@@ -1017,8 +1115,12 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 		return r;
 	}
 
+	cb = tac_place(tac, oblock, r, t, &victim);
 	if (r == 0) {
-		cb = tac_free_pop(tac);
+		if (cb != TAC_NONE)
+			tac_free_claim(tac, cb);
+		else
+			cb = tac_free_pop(tac);
 		if (WARN_ON_ONCE(cb == TAC_NONE)) {
 			tac->bypasses++;
 			return -ENOSPC;
@@ -1031,7 +1133,12 @@ static int tac_admit(struct tac_policy *p, tac_oblock_t oblock,
 		tac_heap_push(&tac->heap, cb, tac_key(tac, t));
 		tac->nr_mapped++;
 	} else {
-		cb = victim.item;
+		if (cb == TAC_NONE) {
+			cb = victim.item;
+		} else if (cb != victim.item) {
+			/* The victim stays; its key is still the floor. */
+			against = tac_block_temp(tac, cb);
+		}
 		*evicted = tac_ob(tac, cb);
 		tac_hash_remove(tac, cb);
 		if (tac_key_before(tac->inflation, victim.key))

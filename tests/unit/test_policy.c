@@ -464,6 +464,205 @@ static void clear_dirty_reinserts_with_current_temperature(void)
 	tac_policy_destroy(p);
 }
 
+/*
+ * Placement (issue 10).  Eight blocks, obs 10, 20, .., 80 at cache blocks
+ * 0..7, admitted while filling with the temperatures (and so the keys)
+ * @temps.  Extents are one block, so each block's temperature is its own.
+ */
+static struct tac_policy *full8(const u32 *temps)
+{
+	struct tac_policy *p = mk(8, 100, 0);
+	u32 i, cb;
+
+	if (!p)
+		return NULL;
+	for (i = 0; i < 8; i++) {
+		set_temp(p, 10 * (i + 1), temps[i]);
+		if (adm(p, 10 * (i + 1), &cb, NULL) != 0 || cb != i)
+			return NULL;
+	}
+	return p;
+}
+
+/*
+ * A page of two blocks, obs 200 and 201 at 3000, past the fill.  Block
+ * 200 evicts the coldest, cblock 4 (key 1000), which makes the inflation
+ * value 1000.  Block 201 would evict the next coldest, cblock 0 (1001),
+ * but takes cblock 5 (1002), next to 200: its key is within an eighth of
+ * the way from the victim's (1001) to 201's own (1000 + 3000).  Unless
+ * cblock 5 is used since its key was set, held, dirty, or keyed above
+ * that (1001 + 2999 / 8 = 1375): then cblock 0 goes, as before.
+ */
+static void a_page_goes_next_to_its_first_block(void)
+{
+	enum { FREE_TO_TAKE, USED, HELD, DIRTY, TOO_WARM, NR_CASES };
+	u32 temps[8] = { 1001, 5000, 5000, 5000, 1000, 1002, 5000, 5000 };
+	int k;
+
+	for (k = 0; k < NR_CASES; k++) {
+		struct tac_policy *p;
+		u64 ev = 0;
+		u32 cb = 99;
+
+		temps[5] = k == TOO_WARM ? 1376 : 1002;
+		p = full8(temps);
+		EXPECT_TRUE(p);
+		if (k == USED)
+			EXPECT_EQ(5, look(p, 60));
+		if (k == HELD)
+			tac_policy_hold(p, to_cblock(5), true);
+		if (k == DIRTY)
+			tac_policy_set_dirty(p, to_cblock(5));
+		req(p, 200, 2);
+		set_temp(p, 200, 3000);
+		set_temp(p, 201, 3000);
+		EXPECT_EQ(1, adm(p, 200, &cb, &ev));
+		EXPECT_EQ(4, cb);
+		EXPECT_EQ(50, ev);
+		EXPECT_EQ(1, adm(p, 201, &cb, &ev));
+		EXPECT_EQ(k == FREE_TO_TAKE ? 5 : 0, cb);
+		EXPECT_EQ(k == FREE_TO_TAKE ? 60 : 10, ev);
+		EXPECT_EQ(2, pstats(p).evictions);
+		/* What was not evicted is still there. */
+		EXPECT_EQ(k == FREE_TO_TAKE ? 0 : -1, look(p, 10));
+		tac_policy_destroy(p);
+	}
+}
+
+/*
+ * A block whose origin neighbour after it is cached goes before it: ob
+ * 199 (3000), its own request, takes cblock 3 (1002) before ob 200's
+ * cblock 4, not the coldest, cblock 0 (1001).
+ */
+static void a_block_goes_before_its_next_neighbour(void)
+{
+	const u32 temps[8] = { 1001, 5000, 5000, 1002, 1000, 5000, 5000, 5000 };
+	struct tac_policy *p = full8(temps);
+	u64 ev = 0;
+	u32 cb = 99;
+
+	EXPECT_TRUE(p);
+	req(p, 200, 1);
+	set_temp(p, 200, 3000);
+	EXPECT_EQ(1, adm(p, 200, &cb, &ev));
+	EXPECT_EQ(4, cb);
+	req(p, 199, 1);
+	set_temp(p, 199, 3000);
+	EXPECT_EQ(1, adm(p, 199, &cb, &ev));
+	EXPECT_EQ(3, cb);
+	EXPECT_EQ(40, ev);
+	tac_policy_destroy(p);
+}
+
+/*
+ * The first block of a request of several, with no neighbour cached,
+ * starts as far before the victim as the rule allows, up to the request's
+ * length less one.  Victim cblock 5 (1000); cblocks 4 (1001) and 3 (1002)
+ * before it are as cold, 2 (5000) is not.  A request of three blocks
+ * (300..302) takes 3, 4, 5; of two, 4 and 5; of one, 5.
+ */
+static void a_request_of_several_starts_before_its_victim(void)
+{
+	const u32 temps[8] = { 5000, 5000, 5000, 1002, 1001, 1000, 5000, 5000 };
+	u32 nr;
+
+	for (nr = 1; nr <= 3; nr++) {
+		struct tac_policy *p = full8(temps);
+		u32 i, cb = 99;
+
+		EXPECT_TRUE(p);
+		req(p, 300, nr);
+		for (i = 0; i < nr; i++) {
+			set_temp(p, 300 + i, 3000);
+			EXPECT_EQ(1, adm(p, 300 + i, &cb, NULL));
+			EXPECT_EQ(6 - nr + i, cb);
+		}
+		tac_policy_destroy(p);
+	}
+}
+
+/*
+ * While free blocks remain, a block goes to the free block after its
+ * neighbour's if that one was never handed out, though a released block
+ * comes first otherwise; the free count stays right.
+ */
+static void a_free_block_next_to_the_neighbour_comes_first(void)
+{
+	struct tac_policy *p = mk(8, 100, 0);
+	u32 cb = 99;
+
+	EXPECT_TRUE(p);
+	EXPECT_EQ(0, adm(p, 10, &cb, NULL));
+	EXPECT_EQ(0, adm(p, 20, &cb, NULL));
+	EXPECT_EQ(0, adm(p, 30, &cb, NULL));
+	EXPECT_EQ(2, cb);
+	tac_policy_unmap(p, to_cblock(1));
+	tac_policy_release(p, to_cblock(1));
+	EXPECT_EQ(0, adm(p, 31, &cb, NULL));
+	EXPECT_EQ(3, cb);
+	EXPECT_EQ(0, adm(p, 40, &cb, NULL));	/* the released one */
+	EXPECT_EQ(1, cb);
+	EXPECT_EQ(0, adm(p, 50, &cb, NULL));
+	EXPECT_EQ(4, cb);
+	EXPECT_EQ(0, adm(p, 60, &cb, NULL));
+	EXPECT_EQ(5, cb);
+	/* Nothing handed out twice, and the last free one found. */
+	EXPECT_EQ(0, adm(p, 70, &cb, NULL));
+	EXPECT_EQ(0, adm(p, 80, &cb, NULL));
+	EXPECT_EQ(7, cb);
+	EXPECT_EQ(8, pstats(p).nr_mapped);
+	tac_policy_destroy(p);
+}
+
+/*
+ * A block placed past the frontier, then released (or dropped clean) and
+ * placed there again, is handed out once.  It used to be on the free list
+ * as well, and the next admission took it a second time: a dirty block's
+ * mapping went to another origin block (its data lost), and a hash chain
+ * could loop on itself (cold review of the placement).
+ */
+static void a_block_placed_past_the_frontier_is_handed_out_once(void)
+{
+	int drop;
+
+	for (drop = 0; drop <= 1; drop++) {
+		struct tac_policy *p = mk(8, 100, 0);
+		bool seen[8] = { false };
+		tac_oblock_t o = to_oblock(0);
+		bool dirty = false;
+		u32 cb = 99, i;
+
+		EXPECT_TRUE(p);
+		EXPECT_EQ(0, adm(p, 100, &cb, NULL));
+		EXPECT_EQ(0, cb);
+		EXPECT_EQ(0, adm(p, 101, &cb, NULL));	/* past the frontier */
+		EXPECT_EQ(1, cb);
+		if (drop) {
+			tac_policy_set_dirty(p, to_cblock(0));
+			tac_policy_drop_clean(p);
+		} else {
+			tac_policy_unmap(p, to_cblock(1));
+			tac_policy_release(p, to_cblock(1));
+		}
+		EXPECT_EQ(0, adm(p, 101, &cb, NULL));
+		EXPECT_EQ(1, cb);
+		tac_policy_set_dirty(p, to_cblock(1));
+		seen[0] = seen[1] = true;
+		for (i = 0; i < 6; i++) {
+			EXPECT_EQ(0, adm(p, 600 + 7 * i, &cb, NULL));
+			EXPECT_TRUE(cb < 8 && !seen[cb]);
+			if (cb < 8)
+				seen[cb] = true;
+		}
+		EXPECT_EQ(8, pstats(p).nr_mapped);
+		EXPECT_EQ(1, look(p, 101));
+		EXPECT_TRUE(tac_policy_mapping(p, to_cblock(1), &o, &dirty));
+		EXPECT_EQ(101, from_oblock(o));
+		EXPECT_TRUE(dirty);
+		tac_policy_destroy(p);
+	}
+}
+
 static u32 batch(struct tac_policy *p, u64 from, u32 max, u64 *obs)
 {
 	struct tac_mapping out[64];
@@ -900,6 +1099,43 @@ static long model_find(const struct model *m, u64 ob)
 	return -1;
 }
 
+/* Look up @ob, and admit it if it is not cached, checked against @m. */
+static void model_access(struct tac_policy *p, struct model *m, u64 ob,
+			 u64 *s)
+{
+	long want = model_find(m, ob);
+	tac_cblock_t c;
+	tac_oblock_t o;
+	bool would;
+	u32 i;
+	int r;
+
+	EXPECT_EQ(want, look(p, ob));
+	if (want >= 0)
+		return;
+	would = tac_policy_would_admit(p, to_oblock(ob));
+	/* Asked twice (dm-tac may): the same answer. */
+	if (rnd_below(s, 2))
+		EXPECT_EQ(would, tac_policy_would_admit(p, to_oblock(ob)));
+	r = tac_policy_admit(p, to_oblock(ob), &c, &o);
+	EXPECT_EQ(would, r >= 0);
+	if (r == 0) {
+		i = from_cblock(c);
+		EXPECT_EQ(M_FREE, m->state[i]);
+		m->state[i] = M_CLEAN;
+		m->held[i] = false;
+		m->ob[i] = ob;
+	} else if (r == 1) {
+		i = from_cblock(c);
+		EXPECT_EQ(M_CLEAN, m->state[i]);
+		EXPECT_FALSE(m->held[i]);
+		EXPECT_EQ(m->ob[i], from_oblock(o));
+		m->ob[i] = ob;
+	} else {
+		EXPECT_EQ(-ENOSPC, r);
+	}
+}
+
 static void random_operations_match_a_model_of_block_states(void)
 {
 	u32 seed;
@@ -931,39 +1167,17 @@ static void random_operations_match_a_model_of_block_states(void)
 			bool dirty;
 
 			if (op < 10) {
-				u64 ob = rnd_below(&s, 200);
-				long want = model_find(&m, ob);
-				bool would;
-				int r;
+				u64 ob, b0 = rnd_below(&s, 200);
+				u32 k = 1 + rnd_below(&s, 3);
 
-				req(p, ob, 1 + rnd_below(&s, 3));
-				EXPECT_EQ(want, look(p, ob));
-				if (want >= 0)
-					continue;
-				would = tac_policy_would_admit(p,
-							to_oblock(ob));
-				/* Asked twice (dm-tac may): the same answer. */
-				if (rnd_below(&s, 2))
-					EXPECT_EQ(would,
-						  tac_policy_would_admit(p,
-							to_oblock(ob)));
-				r = tac_policy_admit(p, to_oblock(ob), &c, &o);
-				EXPECT_EQ(would, r >= 0);
-				if (r == 0) {
-					i = from_cblock(c);
-					EXPECT_EQ(M_FREE, m.state[i]);
-					m.state[i] = M_CLEAN;
-					m.held[i] = false;
-					m.ob[i] = ob;
-				} else if (r == 1) {
-					i = from_cblock(c);
-					EXPECT_EQ(M_CLEAN, m.state[i]);
-					EXPECT_FALSE(m.held[i]);
-					EXPECT_EQ(m.ob[i], from_oblock(o));
-					m.ob[i] = ob;
-				} else {
-					EXPECT_EQ(-ENOSPC, r);
-				}
+				/*
+				 * A request of k blocks, each looked up and
+				 * admitted in turn, as dm-tac does (so the
+				 * placement of a page's blocks is taken).
+				 */
+				req(p, b0, k);
+				for (ob = b0; ob < b0 + k; ob++)
+					model_access(p, &m, ob, &s);
 			} else if (op == 10 || op == 11) {
 				tac_policy_hold(p, to_cblock(cb), op == 10);
 				m.held[cb] = op == 10;
@@ -1704,5 +1918,10 @@ int main(void)
 	RUN(hits_folded_in_batches_decide_what_hits_at_once_do);
 	RUN(a_late_hit_of_a_remapped_block_marks_nothing);
 	RUN(peek_dirty_follows_set_and_clear);
+	RUN(a_page_goes_next_to_its_first_block);
+	RUN(a_block_goes_before_its_next_neighbour);
+	RUN(a_request_of_several_starts_before_its_victim);
+	RUN(a_free_block_next_to_the_neighbour_comes_first);
+	RUN(a_block_placed_past_the_frontier_is_handed_out_once);
 	return tap_done();
 }
