@@ -565,6 +565,17 @@ static u32 tac_run_blocks(struct tac_cache *c, struct tac_bio *pb)
 	return ((end - 1) >> c->block_shift) - (start >> c->block_shift) + 1;
 }
 
+/* Is one of a read run's @n blocks from @cb dirty?  Under c->lock. */
+static bool __tac_run_dirty(struct tac_cache *c, u32 cb, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (__tac_is_dirty(c, cb + i))
+			return true;
+	return false;
+}
+
 /* Let go of a read run's @n blocks from @cb.  Caller holds c->lock. */
 static void __tac_unshare_run(struct tac_cache *c, u32 cb, u32 n)
 {
@@ -699,6 +710,7 @@ struct tac_fill {
 	struct tac_fill_read *fr;
 	u64 oblock;
 	u32 cblock;
+	u32 run;			/* fills in its write, from this one */
 	u32 *crc;			/* c->units checksums */
 };
 
@@ -730,18 +742,22 @@ static void tac_fr_put(struct tac_fill_read *fr)
 	spin_unlock_irqrestore(&c->lock, flags);
 }
 
+/* A fill's write is done: it and the fills after it in the same bio. */
 static void tac_fill_write_endio(struct bio *bio)
 {
-	struct tac_fill *f = bio->bi_private;
+	struct tac_fill *f = bio->bi_private, *g;
 	struct tac_cache *c = f->fr->c;
 	bool ok = !bio->bi_status;
 	unsigned long flags;
 
 	spin_lock_irqsave(&c->lock, flags);
-	if (ok && !(tac_cb(c, f->cblock) & CB_DOOMED))
-		memcpy(&c->crc[(u64)f->cblock * c->units], f->crc,
-		       c->units * sizeof(*c->crc));
-	__tac_fill_done(c, f->cblock, ok);
+	for (g = f; g < f + f->run; g++) {
+		if (ok && !(tac_cb(c, g->cblock) & CB_DOOMED))
+			memcpy(&c->crc[(u64)g->cblock * c->units], g->crc,
+			       c->units * sizeof(*c->crc));
+		__tac_fill_done(c, g->cblock, ok);
+	}
+	/* One error per failed write, as a read run's read counts one. */
 	if (!ok)
 		__tac_cache_error(c, "fill write");
 	spin_unlock_irqrestore(&c->lock, flags);
@@ -773,7 +789,7 @@ static void tac_fill_read_done(struct tac_fill_read *fr)
 	struct tac_cache *c = fr->c;
 	struct bio *user = fr->user;
 	struct tac_bio *pb = tac_pb(user);
-	u32 bytes = c->block_sectors << SECTOR_SHIFT, i;
+	u32 bytes = c->block_sectors << SECTOR_SHIFT, i, run;
 
 	if (fr->bio->bi_status) {
 		spin_lock_irq(&c->lock);
@@ -797,17 +813,34 @@ static void tac_fill_read_done(struct tac_fill_read *fr)
 		tac_complete(user, BLK_STS_OK);
 	}
 
-	for (i = 0; i < fr->nr; i++) {
+	/*
+	 * Fills of blocks that follow each other in the origin and on the
+	 * cache (a page placed whole, tac-policy.c) are one write, of up to
+	 * TAC_RUN_UNITS units, as a read run is one read.
+	 */
+	for (i = 0; i < fr->nr; i += run) {
 		struct tac_fill *f = &fr->fill[i];
 		u32 off = ((f->oblock << c->block_shift) - fr->sector) <<
 			  SECTOR_SHIFT;
 		struct bio *bio;
 
-		tac_bio_crcs(c, fr->bio, tac_all(fr->bio, off), c->units,
-			     f->crc);
-		bio = bio_alloc_bioset(c->cache, DIV_ROUND_UP(bytes, PAGE_SIZE),
+		for (run = 0; i + run < fr->nr &&
+		     (run + 1) * c->units <= TAC_RUN_UNITS; run++) {
+			struct tac_fill *g = f + run;
+
+			if (g->oblock != f->oblock + run ||
+			    g->cblock != f->cblock + run)
+				break;
+			tac_bio_crcs(c, fr->bio, tac_all(fr->bio,
+							 off + run * bytes),
+				     c->units, g->crc);
+		}
+		f->run = run;	/* at least 1: c->units <= TAC_RUN_UNITS */
+		bio = bio_alloc_bioset(c->cache,
+				       DIV_ROUND_UP(offset_in_page(off) +
+						    bytes * run, PAGE_SIZE),
 				       REQ_OP_WRITE, GFP_NOIO, &c->bs);
-		tac_add_range(bio, fr->bio, off, bytes);
+		tac_add_range(bio, fr->bio, off, bytes * run);
 		bio->bi_iter.bi_sector = tac_cblock_sector(c, f->cblock);
 		bio->bi_end_io = tac_fill_write_endio;
 		bio->bi_private = f;
@@ -886,32 +919,105 @@ static int tac_fill_start(struct tac_cache *c, struct bio *bio, u64 b0,
 static void tac_overlay_step(struct tac_cache *c, struct bio *bio,
 			     blk_status_t status);
 
+/*
+ * The blocks of a read run in @keep, from @copy, our checked copy of the
+ * run's units (tac_verify_read(): from the first unit the read touches),
+ * into the user's pages.
+ */
+static void tac_keep_run(struct tac_cache *c, struct bio *bio,
+			 struct bio *copy, u32 keep)
+{
+	struct tac_bio *pb = tac_pb(bio);
+	sector_t start = pb->iter.bi_sector, base, s, e;
+	struct bvec_iter src, dst;
+	u32 i;
+
+	base = round_down(start, tac_unit_sectors(c));
+	for (i = 0; i < TAC_READ_RUN; i++) {
+		if (!(keep & BIT(i)))
+			continue;
+		tac_run_part(c, pb, i, &s, &e);
+		src = tac_all(copy, (s - base) << SECTOR_SHIFT);
+		src.bi_size = (e - s) << SECTOR_SHIFT;
+		dst = pb->iter;
+		bio_advance_iter(bio, &dst, (s - start) << SECTOR_SHIFT);
+		dst.bi_size = src.bi_size;
+		bio_copy_data_iter(bio, &dst, copy, &src);
+	}
+}
+
+static void tac_retry_put(struct bio *bio)
+{
+	struct tac_bio *pb = tac_pb(bio);
+
+	if (!atomic_dec_and_test(&pb->pending))
+		return;
+	bio->bi_status = pb->status;
+	bio_endio(bio);
+}
+
 /* A hit went wrong: the same data comes from the origin instead. */
 static void tac_retry_endio(struct bio *clone)
 {
 	struct bio *bio = clone->bi_private;
+	struct tac_bio *pb = tac_pb(bio);
 	blk_status_t status = clone->bi_status;
 
 	bio_put(clone);
-	if (tac_pb(bio)->ovl) {
-		tac_overlay_step(tac_pb(bio)->c, bio, status);
+	if (pb->ovl) {
+		tac_overlay_step(pb->c, bio, status);
 		return;
 	}
-	bio->bi_status = status;
-	bio_endio(bio);
+	if (status)
+		WRITE_ONCE(pb->status, status);
+	tac_retry_put(bio);
 }
 
+/*
+ * Worker (ROUTE_RETRY): the hit from the origin; if pb->keep, only the
+ * blocks not in it (the others are in the user's pages already, see
+ * tac_verify_endio()): one clone per range of them.  The clones come from
+ * c->bs and complete without the worker (the reserves' rule).  A clone
+ * may end the bio as soon as it is submitted: nothing of the bio is
+ * touched after the last submit but through its own count.
+ */
 static void tac_retry(struct tac_cache *c, struct bio *bio)
 {
 	struct tac_bio *pb = tac_pb(bio);
+	sector_t start = pb->iter.bi_sector, s, e, x;
+	u32 n = tac_run_blocks(c, pb), i, j;
 	struct bio *clone;
 
 	pb->route = ROUTE_RETRY;
 	bio->bi_iter = pb->iter;
-	clone = bio_alloc_clone(c->origin, bio, GFP_NOIO, &c->bs);
-	clone->bi_end_io = tac_retry_endio;
-	clone->bi_private = bio;
-	submit_bio_noacct(clone);
+	pb->status = BLK_STS_OK;
+	atomic_set(&pb->pending, 1);
+	/* A hit's blocks from pb->oblock: not an overlay's (never kept). */
+	if (!pb->keep || WARN_ON_ONCE(pb->ovl)) {
+		clone = bio_alloc_clone(c->origin, bio, GFP_NOIO, &c->bs);
+		clone->bi_end_io = tac_retry_endio;
+		clone->bi_private = bio;
+		submit_bio_noacct(clone);
+		return;
+	}
+	for (i = 0; i < n; i = j) {
+		if (pb->keep & BIT(i)) {
+			j = i + 1;
+			continue;
+		}
+		for (j = i + 1; j < n && !(pb->keep & BIT(j)); j++)
+			;
+		tac_run_part(c, pb, i, &s, &x);
+		tac_run_part(c, pb, j - 1, &x, &e);
+		clone = bio_alloc_clone(c->origin, bio, GFP_NOIO, &c->bs);
+		if (s > start || e < bio_end_sector(bio))
+			bio_trim(clone, s - start, e - s);
+		clone->bi_end_io = tac_retry_endio;
+		clone->bi_private = bio;
+		atomic_inc(&pb->pending);
+		submit_bio_noacct(clone);
+	}
+	tac_retry_put(bio);
 }
 
 /*
@@ -947,7 +1053,13 @@ static void tac_verify_read(struct tac_cache *c, struct bio *bio)
  * doing (a buffer changed during the read); units whose checksum was not
  * known learn it from the copy (the block is held shared: no write
  * changed it).  If not, the cache has lost the data: a clean block is
- * read from the origin, a dirty one is an error.
+ * read from the origin, a dirty one is an error.  Per block of a read
+ * run, each as it is now (a dirty block may have been cleaned since, and
+ * the origin then holds its data; a clean one never becomes dirty while
+ * shared): a dirty block that failed fails the read; else the blocks
+ * that passed come from this copy, at once, and those that failed go and
+ * are read from the origin (ROUTE_RETRY, pb->keep).  The copy is freed
+ * here: our reserves must not wait for the worker (tac_copy_alloc()).
  */
 static void tac_verify_endio(struct bio *copy)
 {
@@ -960,7 +1072,7 @@ static void tac_verify_endio(struct bio *copy)
 	u32 nr = tac_all(copy, 0).bi_size >> (c->unit_shift + SECTOR_SHIFT);
 	blk_status_t status = copy->bi_status;
 	bool good = false, retry = false;
-	u32 cb = pb->cblock, n = tac_run_blocks(c, pb);
+	u32 cb = pb->cblock, n = tac_run_blocks(c, pb), keep = 0;
 	unsigned long flags;
 	u32 crc[TAC_RUN_UNITS];
 	u32 i, u, k;
@@ -977,38 +1089,43 @@ static void tac_verify_endio(struct bio *copy)
 		for (i = 0; i < nr; i++)
 			if (have[i] < TAC_CRC_FULL)
 				WRITE_ONCE(have[i], crc[i]);
-	} else if (__tac_is_dirty(c, cb)) {
-		__tac_fail(c, status ? "a dirty block could not be read" :
-			   "a dirty block failed its checksum");
-		status = BLK_STS_IOERR;
 	} else {
-		/*
-		 * Clean, as every block of a run is: the origin has them
-		 * all.  Those that failed their checksums go, one error
-		 * each; all of them if the read failed, one error.
-		 */
-		for (i = 0; i < n; i++) {
+		/* Which blocks passed: none if the read failed. */
+		for (i = 0; i < n && !status; i++) {
 			u = max(first, i * c->units);
 			k = min(first + nr, (i + 1) * c->units) - u;
-			if (!status && tac_crcs_match(c, cb, u, k,
-						      &crc[u - first]))
-				continue;
-			if (!(tac_cb(c, cb + i) & CB_DOOMED))
-				__tac_invalidate(c, cb + i);
-			if (!status)
-				__tac_cache_error(c, "checksum");
+			if (tac_crcs_match(c, cb, u, k, &crc[u - first]))
+				keep |= BIT(i);
 		}
-		if (status)
-			__tac_cache_error(c, "read");
-		retry = true;
+		for (i = 0; i < n; i++)
+			if (!(keep & BIT(i)) && __tac_is_dirty(c, cb + i))
+				break;
+		if (i < n) {
+			/* A dirty block's only copy is lost. */
+			__tac_fail(c, status ? "a dirty block could not be read" :
+				   "a dirty block failed its checksum");
+			status = BLK_STS_IOERR;
+		} else {
+			/*
+			 * The blocks that failed are clean: they go (one
+			 * error each; one if the read failed) and are read
+			 * from the origin, which has them.
+			 */
+			for (i = 0; i < n; i++) {
+				if (keep & BIT(i))
+					continue;
+				if (!(tac_cb(c, cb + i) & CB_DOOMED))
+					__tac_invalidate(c, cb + i);
+				if (!status)
+					__tac_cache_error(c, "checksum");
+			}
+			if (status)
+				__tac_cache_error(c, "read");
+			retry = true;
+		}
 	}
 	__tac_unshare_run(c, cb, n);
-	/* Once deferred the bio is the worker's: nothing of it after. */
 	pb->copy = NULL;
-	if (retry) {
-		pb->route = ROUTE_RETRY;
-		__tac_defer(c, bio);
-	}
 	spin_unlock_irqrestore(&c->lock, flags);
 
 	if (good) {
@@ -1018,10 +1135,19 @@ static void tac_verify_endio(struct bio *copy)
 		struct bvec_iter dst = pb->iter;
 
 		bio_copy_data_iter(bio, &dst, copy, &src);
+	} else if (keep) {
+		tac_keep_run(c, bio, copy, keep);
 	}
 	tac_copy_free(c, copy);
-	if (retry)
+	if (retry) {
+		/* Once deferred the bio is the worker's: nothing of it after. */
+		pb->keep = keep;
+		pb->route = ROUTE_RETRY;
+		spin_lock_irqsave(&c->lock, flags);
+		__tac_defer(c, bio);
+		spin_unlock_irqrestore(&c->lock, flags);
 		return;
+	}
 	if (pb->ovl)
 		tac_overlay_step(c, bio, good ? BLK_STS_OK : status);
 	else
@@ -1338,18 +1464,27 @@ static bool tac_maybe_rest(struct tac_cache *c, struct bio *bio)
  * the policy's request() and lookup() and the counters, is logged for
  * this CPU and folded later, in order (__tac_fold_hits()).
  *
- * Read runs: the clean blocks that follow a clean first block, each
- * cached right after the one before (up to TAC_READ_RUN blocks and
- * TAC_RUN_UNITS checksum units), are read in the same bio, one cache
- * read where there were as many as blocks.  Each is taken as the first
- * (shared, at once, or the run ends before it) and logged as a hit of
- * its own, as the pieces would have been.  Only clean blocks: a run's
- * completion may then treat its blocks alike, since shared blocks stay
- * clean, and the origin holds them all: a checksum mismatch drops the
- * blocks that failed it, a read error all of the run's, and the whole
- * run is read again from the origin (ROUTE_RETRY).  A log keeps room for
- * a whole run: it is folded once it has less, and no remainder is to
- * come.
+ * Read runs: the blocks that follow the first block, each cached right
+ * after the one before (up to TAC_READ_RUN blocks and TAC_RUN_UNITS
+ * checksum units), are read in the same bio, one cache read where there
+ * were as many as blocks.  Each is taken as the first (shared, at once,
+ * or the run ends before it) and logged as a hit of its own, as the
+ * pieces would have been.  All clean, or all dirty (a database page
+ * written since it was cached is dirty whole; a dirty run is checked,
+ * as a dirty block is).  Who may change a block of the run while it is
+ * shared: no writer (rule 2), so a clean block stays clean; the cleaner
+ * may write a dirty one back and make it clean, and the origin then
+ * holds its data.  So a run's completion judges each block as it is
+ * then.  A failed read: if a block is still dirty, the read fails (as
+ * a dirty block's read alone does, and which block failed is unknown),
+ * else every block goes (one error) and is read from the origin.  A
+ * checksum mismatch (checked again through our pages): a dirty block
+ * that failed fails the read; else those that passed come from our
+ * checked copy and those that failed go (one error each) and are read
+ * from the origin (tac_verify_endio(), tac_retry()).  Runs are never
+ * mixed so that one unreadable clean block cannot fail a read, and the
+ * cache, over dirty blocks that are readable.  A log keeps room for a
+ * whole run: it is folded once it has less, and no remainder is to come.
  *
  * Cost per block: no lock of the cache's; one cmpxchg to take the block
  * and one to let go of it (tac_unshare_fast()), the cache's inflight
@@ -1385,16 +1520,16 @@ static int tac_read_hit_fast(struct tac_cache *c, struct bio *bio)
 	dirty = tac_policy_peek_dirty(c->policy, cblock);
 	verify = dirty || READ_ONCE(c->tun.verify_reads);
 	/*
-	 * A read run: the clean blocks after b0 cached right after cb, each
-	 * taken the same way; the map_seq check below covers their
-	 * mappings too.
+	 * A read run: the blocks after b0 cached right after cb, each taken
+	 * the same way, and dirty if b0 is, clean if not; the map_seq check
+	 * below covers their mappings too.
 	 */
-	for (n = 1; !dirty && n < max; n++) {
+	for (n = 1; n < max; n++) {
 		if (tac_policy_peek(c->policy, to_oblock(b0 + n), &cblock) ||
 		    from_cblock(cblock) != cb + n ||
 		    !tac_try_share_fast(c, cb + n))
 			break;
-		if (tac_policy_peek_dirty(c->policy, cblock)) {
+		if (tac_policy_peek_dirty(c->policy, cblock) != dirty) {
 			tac_unshare(c, cb + n);
 			break;
 		}
@@ -2285,9 +2420,11 @@ static int tac_end_hit(struct tac_cache *c, struct bio *bio,
 	spin_lock_irqsave(&c->lock, flags);
 	/*
 	 * Dirty when routed, perhaps cleaned since (never the reverse); a
-	 * run is of clean blocks only.
+	 * run's blocks were all dirty or all clean.  Which block of a run
+	 * failed to read is unknown: one still dirty fails the read, as a
+	 * dirty block read alone does.
 	 */
-	if (*error && __tac_is_dirty(c, cb)) {
+	if (*error && __tac_run_dirty(c, cb, n)) {
 		/* The only copy: its loss is an error, never stale data. */
 		__tac_fail(c, "a dirty block could not be read");
 	} else if (*error) {

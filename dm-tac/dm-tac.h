@@ -431,6 +431,9 @@ struct tac_bio {
 	u8 next;			/* PARKED: what to do once woken */
 	u32 was_clean;			/* WB: bit i: block i of the run (Write
 					 * runs in dm-tac-io.c) was clean */
+	u32 keep;			/* RETRY: bit i: block i of the read
+					 * run is in the user's pages already,
+					 * the others come from the origin */
 	bool admitted;			/* WB, FANOUT: reserved by this write */
 	bool cache_failed;		/* FANOUT: the cache's copy failed */
 	bool stream;			/* part of a long sequential stream */
@@ -444,8 +447,9 @@ struct tac_bio {
 	bool fua;			/* the user's write was FUA (below us
 					 * the block layer strips the flag
 					 * for a device with no write cache) */
-	blk_status_t status;		/* FANOUT: the origin's */
-	atomic_t pending;		/* FANOUT: our bios in flight */
+	blk_status_t status;		/* FANOUT: the origin's; RETRY: any
+					 * clone's error */
+	atomic_t pending;		/* FANOUT, RETRY: our bios in flight */
 	struct bio *copy;		/* WB, FANOUT, VERIFY: our pages */
 	struct tac_fill_read *fr;	/* FILL */
 	struct work_struct check;	/* HIT_CHECK */

@@ -359,6 +359,24 @@ for line in sys.stdin:
 ' "$1" "$2"
 }
 
+# write_blocks DEV BS_KIB FIRST FILE: write FILE's pieces of BS_KIB, in
+# order, at pieces FIRST, FIRST + 1, ... of DEV, each its own O_DIRECT
+# write (a database page at a time).
+write_blocks() {
+	python3 -c '
+import mmap, os, sys
+bs = int(sys.argv[2]) << 10
+first = int(sys.argv[3])
+src = open(sys.argv[4], "rb").read()
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, bs)
+for i in range(len(src) // bs):
+    buf[:] = src[i * bs:(i + 1) * bs]
+    if os.pwritev(fd, [buf], (first + i) * bs) != bs:
+        sys.exit("write_blocks: short write of %s" % sys.argv[1])
+' "$1" "$2" "$3" "$4"
+}
+
 # dev_md5 DEV [SKIP_MIB [COUNT_MIB]]: md5 of a device (or a range of it,
 # in MiB), read with O_DIRECT so no page cache can hide what is on disk.
 # It reads 256 KiB pieces out of order (every other piece, then the rest),

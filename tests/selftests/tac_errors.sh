@@ -280,6 +280,23 @@ else
 	tap_skip "a superblock write that fails keeps its slot" "dm-flakey unavailable"
 fi
 
+# page_reads WHAT PAGE FILE: 16 reads of 16 KiB, in random order, from
+# page PAGE of tacerr on: each page is one cache read (a read run of its
+# four blocks, cached one after the other), and reads FILE's data.
+page_reads() {
+	local r0 r1
+	dmsetup message tacerr 0 reset_stats
+	r0=$(awk '{ print $1 }' "$cstat")
+	seq 0 15 | shuf | awk -v p="$2" '{ print p + $1 }' | read_blocks "$dev" 16
+	r1=$(awk '{ print $1 }' "$cstat")
+	diag "16 reads of 16 KiB over $1 blocks cached in order: $((r1 - r0)) cache reads"
+	check_le "16 reads of 16 KiB over $1 blocks cached in order: 16 cache reads" \
+		16 $((r1 - r0))
+	check_eq "...counting 64 read hits" 64 "$(tac_stat tacerr read_hits)"
+	check_eq "...of the data written" "$(md5sum <"$3")" \
+		"$(dd if="$dev" bs=16k skip="$2" count=16 iflag=direct status=none | md5sum)"
+}
+
 # 9. Read runs: a read of clean blocks cached one after the other on the
 #    cache is one cache read (Read runs in dm-tac-io.c); a block of such
 #    a run whose cache copy is stale (its write-through write dropped)
@@ -292,26 +309,9 @@ if dmsetup targets | grep -q '^flakey'; then
 	cstat=$(dm_sysfs tacerr_c)/stat
 	# Blocks 2048..2111 (8 MiB on) cached in order, by their writes.
 	dd if=/dev/urandom of="$_scratch/r9" bs=4k count=64 status=none
-	python3 -c '
-import mmap, os, sys
-src = open(sys.argv[1], "rb").read()
-fd = os.open(sys.argv[2], os.O_WRONLY | os.O_DIRECT)
-buf = mmap.mmap(-1, 4096)
-for i in range(64):
-    buf[:] = src[i * 4096:(i + 1) * 4096]
-    os.pwritev(fd, [buf], (2048 + i) * 4096)
-' "$_scratch/r9" "$dev"
+	write_blocks "$dev" 4 2048 "$_scratch/r9"
 	check_eq "64 blocks written in order are cached" 64 "$(tac_stat tacerr used)"
-	dmsetup message tacerr 0 reset_stats
-	r0=$(awk '{ print $1 }' "$cstat")
-	seq 0 15 | shuf | awk '{ print 512 + $1 }' | read_blocks "$dev" 16
-	r1=$(awk '{ print $1 }' "$cstat")
-	diag "16 reads of 16 KiB over clean blocks cached in order: $((r1 - r0)) cache reads"
-	check_le "16 reads of 16 KiB over clean blocks cached in order: 16 cache reads" \
-		16 $((r1 - r0))
-	check_eq "...counting 64 read hits" 64 "$(tac_stat tacerr read_hits)"
-	check_eq "...of the data written" "$(md5sum <"$_scratch/r9")" \
-		"$(dd if="$dev" bs=64k skip=128 count=4 iflag=direct status=none | md5sum)"
+	page_reads clean 512 "$_scratch/r9"
 	swap tacerr_c "0 $clen flakey $cache_lo 0 0 3600 1 drop_writes"
 	dd if=/dev/urandom of="$_scratch/r9b" bs=4k count=1 status=none
 	dd if="$_scratch/r9b" of="$dev" bs=4k seek=2053 count=1 oflag=direct status=none
@@ -327,6 +327,79 @@ for i in range(64):
 	dm_remove tacerr
 else
 	tap_skip "read runs" "dm-flakey unavailable"
+fi
+
+# 10. Read runs over dirty blocks: a read of blocks cached one after the
+#     other is one cache read whether they are all clean or all dirty (a
+#     page written since it was cached is dirty whole).  A read over
+#     dirty blocks then clean ones, one of which fails its checksum: the
+#     dirty blocks' data and the origin's.  A dirty block of a run that
+#     fails its checksum fails the read, never the origin's stale copy.
+#     (Last: the target is failed afterwards.)
+if dmsetup targets | grep -q '^flakey'; then
+	dd if=/dev/zero of="$cache" bs=4k count=2 oflag=direct status=none
+	udev_quiet tacerr
+	tac_create tacerr "$origin" "$cache" 8 mode writeback clean_idle_ms 0 \
+		commit_interval 3600000 error_threshold 1000
+	cstat=$(dm_sysfs tacerr_c)/stat
+	# 16 pages of 16 KiB at 12 MiB (blocks 3072..3135), written in order:
+	# admitted by their writes into cache blocks in a row, dirty.
+	dd if=/dev/urandom of="$_scratch/r10" bs=16k count=16 status=none
+	write_blocks "$dev" 16 768 "$_scratch/r10"
+	check_eq "16 pages of 16 KiB written: 64 dirty blocks" 64 \
+		"$(tac_stat tacerr dirty_blocks)"
+	page_reads dirty 768 "$_scratch/r10"
+
+	# Blocks 3200..3203 (page 800) cached by one read, in write-through,
+	# in one cache write (fills of blocks in a row are one bio; commits
+	# are kept out by commit_interval); block 3202's cache write dropped
+	# (its cache copy stale, its checksum new); then, in write-back,
+	# blocks 3200 and 3201 written: dirty, dirty, clean and failing,
+	# clean.  (Leaving write-back wrote the 64 dirty blocks back.)
+	dmsetup message tacerr 0 mode writethrough
+	w0=$(awk '{ print $5 }' "$cstat") p0=$(tac_stat tacerr promotions)
+	dd if="$dev" of=/dev/null bs=16k skip=800 count=1 iflag=direct status=none
+	wait_stat tacerr promotions $((p0 + 4))
+	w1=$(awk '{ print $5 }' "$cstat")
+	check_eq "a read miss of 16 KiB fills 4 blocks" $((p0 + 4)) \
+		"$(tac_stat tacerr promotions)"
+	check_eq "...in one cache write" 1 $((w1 - w0))
+	swap tacerr_c "0 $clen flakey $cache_lo 0 0 3600 1 drop_writes"
+	dd if=/dev/urandom of="$_scratch/p10" bs=4k count=4 status=none
+	dd if="$_scratch/p10" of="$dev" bs=4k skip=2 seek=3202 count=1 \
+		oflag=direct status=none
+	swap tacerr_c "0 $clen linear $cache_lo 0"
+	dmsetup message tacerr 0 mode writeback
+	dd if="$_scratch/p10" of="$dev" bs=4k seek=3200 count=2 \
+		oflag=direct status=none
+	check_eq "a page of two dirty blocks and two clean" 2 \
+		"$(tac_stat tacerr dirty_blocks)"
+	e0=$(tac_stat tacerr cache_errors) u0=$(tac_stat tacerr used)
+	check_eq "a read of a dirty run and a clean run whose block fails its checksum: the dirty blocks' data and the origin's" \
+		"$( (dd if="$_scratch/p10" bs=4k count=3 status=none
+		     dd if="$origin" bs=4k skip=3203 count=1 iflag=direct status=none) | md5sum)" \
+		"$(dd if="$dev" bs=16k skip=800 count=1 iflag=direct status=none | md5sum)"
+	check_eq "...counting one cache error" $((e0 + 1)) "$(tac_stat tacerr cache_errors)"
+	check_eq "...dropping that block alone" $((u0 - 1)) "$(tac_stat tacerr used)"
+	check_eq "...the cache still ok" ok "$(tac_stat tacerr state)"
+
+	# Block 3201's write dropped: a dirty block of the run fails.
+	swap tacerr_c "0 $clen flakey $cache_lo 0 0 3600 1 drop_writes"
+	dd if=/dev/urandom of="$dev" bs=4k seek=3201 count=1 oflag=direct \
+		status=none
+	swap tacerr_c "0 $clen linear $cache_lo 0"
+	if dd if="$dev" of="$_scratch/got10" bs=16k skip=800 count=1 \
+		iflag=direct status=none 2>/dev/null; then
+		tap_fail "a run whose dirty block fails its checksum fails" \
+			"it read $(cmp -s <(dd if="$_scratch/got10" bs=4k skip=1 count=1 status=none) \
+				<(dd if="$origin" bs=4k skip=3201 count=1 iflag=direct status=none) &&
+				echo "the origin's stale data" || echo "something")"
+	else
+		tap_ok "a run whose dirty block fails its checksum fails"
+	fi
+	dm_remove tacerr
+else
+	tap_skip "read runs over dirty blocks" "dm-flakey unavailable"
 fi
 
 tap_done
