@@ -1102,7 +1102,8 @@ static void tac_verify_endio(struct bio *copy)
 				break;
 		if (i < n) {
 			/* A dirty block's only copy is lost. */
-			__tac_fail(c, status ? "a dirty block could not be read" :
+			__tac_fail(c, status ?
+				   "a dirty block could not be read" :
 				   "a dirty block failed its checksum");
 			status = BLK_STS_IOERR;
 		} else {
@@ -1140,7 +1141,7 @@ static void tac_verify_endio(struct bio *copy)
 	}
 	tac_copy_free(c, copy);
 	if (retry) {
-		/* Once deferred the bio is the worker's: nothing of it after. */
+		/* Once deferred the bio is the worker's: nothing after. */
 		pb->keep = keep;
 		pb->route = ROUTE_RETRY;
 		spin_lock_irqsave(&c->lock, flags);

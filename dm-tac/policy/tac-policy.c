@@ -1017,7 +1017,7 @@ static bool tac_would_admit(struct tac_policy *p, tac_oblock_t oblock)
  * and fills in a row counted as one) 14% to 82% fewer.
  */
 #define TAC_PLACE_SLACK_SHIFT	3	/* 1/8 */
-#define TAC_PLACE_MAX		32	/* a request's blocks a walk spans */
+#define TAC_PLACE_MAX		32	/* blocks a walk back spans */
 
 static bool tac_may_replace(struct tac *tac, u32 n, u32 t, u32 floor)
 {
@@ -1058,11 +1058,11 @@ static u32 tac_place_by(struct tac *tac, u64 ob, int dir, int r, u32 t,
 /*
  * Where @oblock goes instead of what tac_decide() chose (@r, @victim), or
  * TAC_NONE: next to its neighbour before, else after it.  The first block
- * of a request of several, with no neighbour cached, evicts from the
- * victim backwards as far as tac_may_replace() allows, up to the
- * request's length less one: the blocks after it then find the victim and
- * the blocks beyond it (in a cache of pages placed whole, the rest of the
- * victim's page).
+ * of a request of several, with no neighbour cached, takes the block as
+ * far before the victim as tac_may_replace() allows of every block from
+ * there to the victim, up to the request's length less one: the blocks
+ * after it then find those and the victim (in a cache of pages placed
+ * whole, the victim's page).
  */
 static u32 tac_place(struct tac *tac, tac_oblock_t oblock, int r, u32 t,
 		     const struct tac_heap_node *victim)

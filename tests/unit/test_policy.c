@@ -635,7 +635,8 @@ static void a_block_placed_past_the_frontier_is_handed_out_once(void)
 		EXPECT_TRUE(p);
 		EXPECT_EQ(0, adm(p, 100, &cb, NULL));
 		EXPECT_EQ(0, cb);
-		EXPECT_EQ(0, adm(p, 101, &cb, NULL));	/* past the frontier */
+		/* Past the frontier. */
+		EXPECT_EQ(0, adm(p, 101, &cb, NULL));
 		EXPECT_EQ(1, cb);
 		if (drop) {
 			tac_policy_set_dirty(p, to_cblock(0));
