@@ -88,11 +88,12 @@ deps:
 # 6.12) run as a queue, two at a time on 2 cores, longest first.  The CI
 # has 30 minutes: the whole of it took 35.6 on an idle 2-core host before
 # the tests were shared out between the kernels (README.md, "Tests").
-CI_CRASH := WRITES=300 MAX_STATES=200 IMAGES=100 CYCLES=6
+CI_CRASH := WRITES=300 MAX_STATES=150 IMAGES=80 CYCLES=5
 check: deps
 	@$(CI_CRASH) TORTURE_SECONDS=32 TORTURE_SHARE=1 bash tests/check.sh \
 		unit vmrunner install crash:selftest vm:6.1 vm:6.12 vm2:6.1 \
-		crash:powercut:6.12:tac crash:replay:6.1:tac crash:fuzz:6.1
+		crash:powercut:6.12:tac crash:replay:6.1:tac \
+		beside:crash:fuzz:6.1
 
 # The crash tests at full size, both kernels, with 8 and 64 KiB blocks
 # behind dm-delay (completions later, from another context), and the

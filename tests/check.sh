@@ -26,6 +26,9 @@
 #     crash:SPEC    a part of tests/crash/check.sh: selftest,
 #                   replay:KVER:STACK, powercut:KVER:STACK, fuzz:KVER;
 #                   SPEC+SPEC... runs them one after the other in one lane
+#     beside:crash:SPEC  the same, run beside the 2-CPU VM (phase 3) at
+#                   the lowest CPU priority: for a part that does not
+#                   depend on timing (fuzz, replay)
 #   default: unit vmrunner install vm:6.1 vm:6.12
 #   ONE_KERNEL_TESTS="..."    VM selftests run on one kernel only, dealt
 #                             out in turn (by name) among the vm:KVER
@@ -76,8 +79,11 @@
 # as a queue: as many at once as the host has cores (each VM then gets
 # host cores / VMs CPUs), the next as soon as one ends, in the order
 # given (longest first packs best); then every vm2: part alone (2 CPUs
-# each).  A TCG guest keeps about one host core busy per guest CPU:
-# overcommitted guests wait for descheduled vCPUs (TLB shootdowns, RCU)
+# each).  With a vm2: part, the unit tests and the beside:crash: parts
+# run in phase 3, beside it at nice 19 (beside_run): its racing tests
+# keep about one of its two CPUs busy, and these take the other.  A TCG
+# guest keeps about one host core busy per guest CPU: overcommitted
+# guests wait for descheduled vCPUs (TLB shootdowns, RCU)
 # and device-mapper table loads got five times slower that way.
 
 set -u
@@ -301,6 +307,8 @@ vms=()
 vms2=()
 crash_host=()
 crash_vm=()
+crash_beside=()
+unit_beside=0
 for part in "${parts[@]}"; do
 	case $part in
 	unit | vmrunner | install) ;;
@@ -316,6 +324,7 @@ for part in "${parts[@]}"; do
 	vm2:*) vms2+=("${part#vm2:}") ;;
 	crash:selftest) crash_host+=(selftest) ;;
 	crash:*) crash_vm+=("${part#crash:}") ;;
+	beside:crash:*) crash_beside+=("${part#beside:crash:}") ;;
 	*)
 		echo "unknown part '$part'" >&2
 		exit 2
@@ -324,13 +333,32 @@ for part in "${parts[@]}"; do
 done
 
 # host_part NAME TITLE COMMAND...: a host-only part whose COMMAND ends
-# with "N passed, N failed".
+# with "N passed, N failed", its output in $out/NAME.log.  Run and
+# counted now; with host_quiet=1 (beside the 2-CPU VM, see beside_run)
+# only run, its name and title added to $out/beside.list for
+# host_collect.
+host_quiet=0
 host_part() {
-	local name=$1 title=$2 start line
+	local name=$1 title=$2 start
 	shift 2
 	start=$(date +%s)
+	if [ "$host_quiet" = 1 ]; then
+		"$@" >"$out/$name.log" 2>&1
+		echo $(( $(date +%s) - start )) >"$out/$name.secs"
+		echo "$name $title" >>"$out/beside.list"
+		return
+	fi
 	echo "== $title"
 	"$@" 2>&1 | tee "$out/$name.log"
+	echo $(( $(date +%s) - start )) >"$out/$name.secs"
+	host_collect "$name" "$title"
+}
+
+# host_collect NAME TITLE [print]: count a host part's cases (print its
+# log first)
+host_collect() {
+	local name=$1 title=$2 line
+	[ "${3:-}" != print ] || { echo "== $title"; cat "$out/$name.log"; }
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/$name.log" |
 	       tail -n1)
 	if [ -z "$line" ]; then
@@ -338,19 +366,28 @@ host_part() {
 	else
 		add $(echo "$line" | awk '{ print $1, $3, 0 }')
 	fi
-	echo "== $title took $(( $(date +%s) - start ))s"
+	echo "== $title took $(cat "$out/$name.secs")s"
+}
+
+unit_parts() {
+	host_part unit "unit tests" \
+		make -s --no-print-directory -C tests/unit check
+	host_part status-fields "status field list (dm-tac/status-fields)" \
+		bash tests/status-fields/run.sh
+	host_part tacsim "tacsim's trace readers and options (make -C tools check)" \
+		make -s --no-print-directory -C tools check
 }
 
 # Phase 1: host only.
 for part in "${parts[@]}"; do
 	case $part in
 	unit)
-		host_part unit "unit tests" \
-			make -s --no-print-directory -C tests/unit check
-		host_part status-fields "status field list (dm-tac/status-fields)" \
-			bash tests/status-fields/run.sh
-		host_part tacsim "tacsim's trace readers and options (make -C tools check)" \
-			make -s --no-print-directory -C tools check
+		# With a 2-CPU VM, beside it (beside_run)
+		if [ ${#vms2[@]} -gt 0 ]; then
+			unit_beside=1
+		else
+			unit_parts
+		fi
 		;;
 	vmrunner)
 		host_part vmrunner "qemu/vm tests (stand-in QEMU, no VM)" \
@@ -373,7 +410,8 @@ if [ ${#vms[@]} -gt 0 ] || [ ${#vms2[@]} -gt 0 ]; then
 	make -s -C tests/torture >/dev/null 2>&1 ||
 		broken+=("building tests/torture failed")
 fi
-for k in $(printf '%s\n' "${vms[@]%_lane*}" "${vms2[@]}" "${crash_vm[@]}" | tr + '\n' |
+for k in $(printf '%s\n' "${vms[@]%_lane*}" "${vms2[@]}" "${crash_vm[@]}" \
+	   "${crash_beside[@]}" | tr + '\n' |
 	   sed -E 's/^[a-z]+:([^:]+).*/\1/' | sort -u); do
 	make -s -C "$top" module KVER="$k" >/dev/null 2>&1 ||
 		broken+=("building dm-tac for $k failed")
@@ -422,9 +460,49 @@ vm_or_crash_collect() {
 # host's cores.
 run_phase "VM selftests and crash tests" vm_or_crash_run vm_or_crash_collect \
 	"${vms[@]}" "${crash_vm[@]/#/crash:}"
+
+# Phase 3 runs these beside the 2-CPU VM: the unit tests (when there is
+# a 2-CPU VM) and the beside:crash: parts, one after the other, at the
+# lowest CPU priority.  The VM's racing tests keep about one of its two
+# CPUs busy: these take the idle host CPU and leave the VM's vCPUs
+# theirs (nice 19 gets little CPU while both host cores are busy).
+# Nothing in them depends on timing.
+beside_run() {
+	local c
+	renice -n 19 -p "$BASHPID" >/dev/null
+	rm -f "$out/beside.list"
+	if [ "$unit_beside" = 1 ]; then
+		host_quiet=1
+		unit_parts
+	fi
+	for c in "${crash_beside[@]}"; do
+		crash_run "$c"
+	done
+}
+beside_collect() {
+	local name title c
+	if [ -r "$out/beside.list" ]; then
+		while read -r name title; do
+			host_collect "$name" "$title" print
+		done <"$out/beside.list"
+	fi
+	for c in "${crash_beside[@]}"; do
+		crash_collect "$c"
+	done
+}
+if [ "$unit_beside" = 1 ] || [ ${#crash_beside[@]} -gt 0 ]; then
+	beside_start=$(date +%s)
+	beside_run &
+	beside_pid=$!
+fi
 for k in "${vms2[@]}"; do
 	run_phase "VM selftests on 2 CPUs" vm2_run vm2_collect "$k"
 done
+if [ -n "${beside_pid:-}" ]; then
+	wait "$beside_pid"
+	beside_collect
+	echo "== beside the 2-CPU VM (at nice 19) took $(( $(date +%s) - beside_start ))s"
+fi
 
 for b in "${broken[@]}"; do
 	echo "BROKEN: $b"

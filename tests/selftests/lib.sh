@@ -21,6 +21,18 @@ SELFTESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$SELFTESTS/../.." && pwd)
 TACMETA=$TOP/tools/tacmeta
 
+# py3 ARGS...: the tests' python (standard library only).  Under TCG a
+# process start costs about 70 ms, and python3's was 830 ms: the python3
+# first on PATH may be a version manager's shim (a chain of bash
+# scripts), and site's start-up scan of the package paths is half the
+# rest.  The system's interpreter without site (-S) starts in a third of
+# that.
+PY3=/usr/bin/python3
+[ -x "$PY3" ] || PY3=python3
+py3() {
+	"$PY3" -S "$@"
+}
+
 _tap_n=0
 _tap_failed=0
 _tap_skipped=0
@@ -348,7 +360,7 @@ read_scattered() {
 # stdin (one per line), in that order, with O_DIRECT: one process for
 # thousands of reads (a dd each costs tens of milliseconds in the VM).
 read_blocks() {
-	python3 -c '
+	py3 -c '
 import mmap, os, sys
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
 bs = int(sys.argv[2]) << 10
@@ -363,7 +375,7 @@ for line in sys.stdin:
 # order, at pieces FIRST, FIRST + 1, ... of DEV, each its own O_DIRECT
 # write (a database page at a time).
 write_blocks() {
-	python3 -c '
+	py3 -c '
 import mmap, os, sys
 bs = int(sys.argv[2]) << 10
 first = int(sys.argv[3])
@@ -384,8 +396,12 @@ for i in range(len(src) // bs):
 # would serve from the origin: a check of what the cache holds reads the
 # cache.
 dev_md5() {
-	python3 -c '
-import hashlib, mmap, os, sys
+	py3 -c '
+import mmap, os, sys
+try:
+    from _md5 import md5  # hashlib loads OpenSSL: 0.1 s more under TCG
+except ImportError:
+    from hashlib import md5
 dev, skip, count = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 fd = os.open(dev, os.O_RDONLY | os.O_DIRECT)
 start = skip << 20
@@ -401,7 +417,7 @@ for i in list(range(0, len(offs), 2)) + list(range(1, len(offs), 2)):
     if got != n:
         sys.exit("dev_md5: short read of %s at %d" % (dev, offs[i]))
     data[i] = buf[:n]
-print(hashlib.md5(b"".join(data)).hexdigest())
+print(md5(b"".join(data)).hexdigest())
 ' "$1" "${2:-0}" "${3:-}"
 }
 

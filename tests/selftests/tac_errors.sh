@@ -57,7 +57,7 @@ if swap tacerr_c "0 $clen flakey $cache_lo 0 0 3600 1 drop_writes"; then
 	# the cached data's: only a check of more bits tells them apart.
 	dd if="$origin" of="$_scratch/b300" bs=4k skip=300 count=1 iflag=direct \
 		status=none
-	python3 "$(dirname "$0")/crc_twin.py" "$_scratch/b300" "$_scratch/twin" &&
+	py3 "$(dirname "$0")/crc_twin.py" "$_scratch/b300" "$_scratch/twin" &&
 		dd if="$_scratch/twin" of="$dev" bs=4k seek=300 count=1 \
 			oflag=direct status=none
 	check_eq "a dropped write of data with the cached data's 16-bit checksum is still caught" \
@@ -233,7 +233,7 @@ if dmsetup targets | grep -q '^flakey'; then
 			"$(dmesg | grep tac | tail -n 2)"
 	swap tacsv_c "0 $svlen linear $sv_cache_lo 0"
 	dmsetup resume tacsv
-	python3 -c 'import os, sys; os.fsync(os.open(sys.argv[1], os.O_RDONLY))' \
+	py3 -c 'import os, sys; os.fsync(os.open(sys.argv[1], os.O_RDONLY))' \
 		/dev/mapper/tacsv
 	# The crash: from here on the cache keeps nothing (the removal's
 	# save is dropped), so the next start sees what the flush left.

@@ -63,7 +63,7 @@ dev=/dev/mapper/tacfl
 
 # fsync_dev: "0" or the errno name of fsync() on the device
 fsync_dev() {
-	python3 - "$dev" <<'PY'
+	py3 - "$dev" <<'PY'
 import errno, os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY)
 try:

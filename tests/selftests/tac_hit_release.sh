@@ -89,7 +89,7 @@ PY
 delay_set tachr_c "$cache_raw" 5000 0
 inv0=$(tac_stat tachr invalidations)
 lk0=$(tac_stat tachr lockless_hits)
-got=$(python3 "$_scratch/reads.py" "$dev" "$origin" 0 "$total" 1536 256)
+got=$(py3 "$_scratch/reads.py" "$dev" "$origin" 0 "$total" 1536 256)
 check_eq "held hits and the reads admitted over them return the origin's bytes" \
 	ok "$got"
 check_ge "...the held hits taken without the cache's lock" \

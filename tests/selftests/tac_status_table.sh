@@ -74,7 +74,7 @@ if [ -w "$ima/policy" ] &&
 	tac_create tacst "$origin" "$cache" 8 mode passthrough
 	rec=$(awk '$5 ~ /dm_table_load/ { print $6 }' \
 		"$ima/ascii_runtime_measurements" | tail -n1 |
-		python3 -c 'import sys; print(bytes.fromhex(sys.stdin.read().strip()).decode(errors="replace"))')
+		py3 -c 'import sys; print(bytes.fromhex(sys.stdin.read().strip()).decode(errors="replace"))')
 	case $rec in
 	*target_name=tac,target_version=1.*,origin=*,cache=*,block_size=8,mode=passthrough,cache_uuid=*\;*)
 		tap_ok "IMA: table measurement has the documented keys" ;;

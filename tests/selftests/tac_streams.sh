@@ -89,7 +89,7 @@ check_eq "a stream returns the dirty blocks' data, from the cache" 1 "$ok"
 # dirty block is read from its own place in the cache, not at the
 # request's offset into a block.
 check_eq "...and so does a stream whose requests start within a block" 0 \
-	"$(python3 -c '
+	"$(py3 -c '
 import mmap, os, sys
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
 want = open(sys.argv[2], "rb").read()
@@ -175,7 +175,7 @@ if nullb_dev slow 8 200000000 hw_queue_depth=1 submit_queues=1 \
 	# put_dirty [WANT]: write the 128 blocks through the target (and into
 	# WANT, the image it must then read as).
 	put_dirty() {
-		python3 -c '
+		py3 -c '
 import mmap, os, sys
 src = open(sys.argv[1], "rb").read()
 fd = os.open(sys.argv[2], os.O_WRONLY | os.O_DIRECT)
@@ -259,9 +259,9 @@ fi
 # before the read was issued (stream_race.py).
 if nullb_dev raceo 16 1000000 && nullb_dev racec 8 100000; then
 	udev_quiet tacra
-	python3 "$(dirname "$0")/stream_race.py" stamp "$raceo" 8
+	py3 "$(dirname "$0")/stream_race.py" stamp "$raceo" 8
 	tac_create tacra "$raceo" "$racec" 8 mode writeback dirty_threshold 1 dirty_adapt off
-	out=$(python3 "$(dirname "$0")/stream_race.py" run /dev/mapper/tacra 8 12 10)
+	out=$(py3 "$(dirname "$0")/stream_race.py" run /dev/mapper/tacra 8 12 10)
 	rc=$?
 	diag "$(echo "$out" | tail -n 1); $(tac_stat tacra read_hits) hits, $(tac_stat tacra writebacks) written back"
 	check_eq "streams over dirty blocks racing their writes and the cleaner read no stale block" \
@@ -275,10 +275,10 @@ if nullb_dev raceo 16 1000000 && nullb_dev racec 8 100000; then
 	dm_remove tacra
 	# The same in write-through with verify_reads off: streams read
 	# around clean cached blocks while their writes go to both devices.
-	python3 "$(dirname "$0")/stream_race.py" stamp "$raceo" 8
+	py3 "$(dirname "$0")/stream_race.py" stamp "$raceo" 8
 	dd if=/dev/zero of="$racec" bs=4k count=2 oflag=direct status=none
 	tac_create tacra "$raceo" "$racec" 8 mode writethrough verify_reads off
-	out=$(python3 "$(dirname "$0")/stream_race.py" run /dev/mapper/tacra 8 12 5)
+	out=$(py3 "$(dirname "$0")/stream_race.py" run /dev/mapper/tacra 8 12 5)
 	rc=$?
 	diag "write-through: $(echo "$out" | tail -n 1); $(tac_stat tacra write_hits) write hits"
 	check_eq "write-through: streams over cached blocks racing their writes read no stale block" \
@@ -310,7 +310,7 @@ if nullb_dev slowc 8 20000000 hw_queue_depth=1 submit_queues=1; then
 	# background (pid in $scan) until $_scratch/a.done exists.
 	start_scan() {
 		rm -f "$_scratch/a.done"
-		python3 -c '
+		py3 -c '
 import mmap, os, sys
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
 buf = mmap.mmap(-1, 65536)
@@ -342,7 +342,7 @@ while not os.path.exists(sys.argv[2]):
 	check_ge "32 more random blocks cached" 192 "$(tac_stat tacrc used)"
 	dmsetup message tacrc 0 reset_stats
 	start_scan
-	moves=$(awk '{ print $1 / 2 }' "$_scratch/b" | python3 -c '
+	moves=$(awk '{ print $1 / 2 }' "$_scratch/b" | py3 -c '
 import mmap, os, sys, threading, time
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
 buf = mmap.mmap(-1, 8192)

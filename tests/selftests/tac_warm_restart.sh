@@ -71,7 +71,7 @@ if [ -n "$cb_x" ] && [ -n "$cb_y" ]; then
 	dd if="$dev" of=/dev/null bs=512 skip=800 count=1 iflag=direct status=none
 	dd if="$origin" of="$_scratch/b100" bs=4k skip=100 count=1 iflag=direct \
 		status=none
-	python3 "$SELFTESTS/crc_twin.py" "$_scratch/b100" "$_scratch/twin100" &&
+	py3 "$SELFTESTS/crc_twin.py" "$_scratch/b100" "$_scratch/twin100" &&
 		dd if="$_scratch/twin100" of="$cache" bs=512 \
 			seek=$((data_start + cb_x * 8)) count=8 oflag=direct \
 			status=none
@@ -155,7 +155,7 @@ if modprobe dm-log-writes 2>/dev/null; then
 	dd if="$llog" of="$_scratch/log.img" bs=1M iflag=direct status=none
 	dmsetup remove taclw
 	check_eq "a clean removal flushes the origin before it saves clean entries (the write is in dm-log-writes' log)" \
-		yes "$(python3 -c 'import sys
+		yes "$(py3 -c 'import sys
 log = open(sys.argv[1], "rb").read()
 print("yes" if open(sys.argv[2], "rb").read() in log else "no")' "$_scratch/log.img" "$_scratch/w")"
 else

@@ -102,14 +102,14 @@ dmsetup message tacwb 0 set clean_idle_ms 0
 dmsetup message tacwb 0 set dirty_threshold 5
 wb0=$(tac_stat tacwb writebacks)
 fio --name=load --filename="$dev" --direct=1 --rw=randwrite --bs=4k \
-	--size=24M --offset=8M --ioengine=libaio --iodepth=8 --runtime=20 \
+	--size=24M --offset=8M --ioengine=libaio --iodepth=8 --runtime=10 \
 	--time_based --output=/dev/null &
 fpid=$!
-sleep 10
+sleep 5
 mid=$(tac_stat tacwb writebacks)
 state=$(tac_stat tacwb cleaner)
 wait $fpid
-diag "under load: $((mid - wb0)) blocks written back in the first 10 s, cleaner '$state'"
+diag "under load: $((mid - wb0)) blocks written back in the first 5 s, cleaner '$state'"
 check_ge "the cleaner makes progress under constant load" $((wb0 + 50)) "$mid"
 check_le "dirty blocks stay near the threshold under load" \
 	$((total * 5 / 100 + 256)) "$(dirty)"
@@ -300,7 +300,7 @@ want13() {
 # 4224..4287 in two passes, even blocks then odd ones (the cache blocks
 # of neighbours do not follow each other).
 put13() {
-	python3 -c '
+	py3 -c '
 import mmap, os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_DIRECT)
 want = open(sys.argv[2], "r+b")
