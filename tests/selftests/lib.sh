@@ -21,17 +21,18 @@ SELFTESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$SELFTESTS/../.." && pwd)
 TACMETA=$TOP/tools/tacmeta
 
-# py3 ARGS...: the tests' python (standard library only).  Under TCG a
-# process start costs about 70 ms, and python3's was 830 ms: the python3
-# first on PATH may be a version manager's shim (a chain of bash
-# scripts), and site's start-up scan of the package paths is half the
-# rest.  The system's interpreter without site (-S) starts in a third of
-# that.
+# py3 ARGS...: the tests' python (standard library only), without the
+# site module (-S): under TCG a process start costs about 70 ms,
+# python3's about 620 ms, and site's scan of the package paths 180 ms of
+# that.  Exported, for the functions a test runs in a child shell
+# (bash -c).
 PY3=/usr/bin/python3
 [ -x "$PY3" ] || PY3=python3
 py3() {
 	"$PY3" -S "$@"
 }
+export PY3
+export -f py3
 
 _tap_n=0
 _tap_failed=0
