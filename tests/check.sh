@@ -333,19 +333,26 @@ for part in "${parts[@]}"; do
 done
 
 # host_part NAME TITLE COMMAND...: a host-only part whose COMMAND ends
-# with "N passed, N failed", its output in $out/NAME.log.  Run and
-# counted now; with host_quiet=1 (beside the 2-CPU VM, see beside_run)
-# only run, its name and title added to $out/beside.list for
-# host_collect.
-host_quiet=0
+# with "N passed, N failed", its output in $out/NAME.log.  As host_mode
+# says: now (run, print and count it), forget (remove an earlier run's
+# log: the part runs later), quiet (run it only, beside the 2-CPU VM:
+# see beside_run), collect (print its log and count it).
+host_mode=now
 host_part() {
 	local name=$1 title=$2 start
 	shift 2
+	case $host_mode in
+	forget)
+		rm -f "$out/$name.log" "$out/$name.secs"
+		return ;;
+	collect)
+		host_collect "$name" "$title" print
+		return ;;
+	esac
 	start=$(date +%s)
-	if [ "$host_quiet" = 1 ]; then
+	if [ "$host_mode" = quiet ]; then
 		"$@" >"$out/$name.log" 2>&1
 		echo $(( $(date +%s) - start )) >"$out/$name.secs"
-		echo "$name $title" >>"$out/beside.list"
 		return
 	fi
 	echo "== $title"
@@ -358,15 +365,16 @@ host_part() {
 # log first)
 host_collect() {
 	local name=$1 title=$2 line
-	[ "${3:-}" != print ] || { echo "== $title"; cat "$out/$name.log"; }
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/$name.log" |
-	       tail -n1)
+	[ "${3:-}" != print ] ||
+		{ echo "== $title"; cat "$out/$name.log" 2>/dev/null; }
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/$name.log" \
+	       2>/dev/null | tail -n1)
 	if [ -z "$line" ]; then
 		broken+=("$title did not run to the end")
 	else
 		add $(echo "$line" | awk '{ print $1, $3, 0 }')
 	fi
-	echo "== $title took $(cat "$out/$name.secs")s"
+	echo "== $title took $(cat "$out/$name.secs" 2>/dev/null || echo ?)s"
 }
 
 unit_parts() {
@@ -385,6 +393,7 @@ for part in "${parts[@]}"; do
 		# With a 2-CPU VM, beside it (beside_run)
 		if [ ${#vms2[@]} -gt 0 ]; then
 			unit_beside=1
+			host_mode=forget unit_parts
 		else
 			unit_parts
 		fi
@@ -472,27 +481,22 @@ beside_run() {
 	local c
 	renice -n 19 -p "$BASHPID" >/dev/null
 	chrt --idle -p 0 "$BASHPID" >/dev/null 2>&1 || true
-	rm -f "$out/beside.list"
-	if [ "$unit_beside" = 1 ]; then
-		host_quiet=1
-		unit_parts
-	fi
+	[ "$unit_beside" = 0 ] || host_mode=quiet unit_parts
 	for c in "${crash_beside[@]}"; do
 		crash_run "$c"
 	done
 }
 beside_collect() {
-	local name title c
-	if [ -r "$out/beside.list" ]; then
-		while read -r name title; do
-			host_collect "$name" "$title" print
-		done <"$out/beside.list"
-	fi
+	local c
+	[ "$unit_beside" = 0 ] || host_mode=collect unit_parts
 	for c in "${crash_beside[@]}"; do
 		crash_collect "$c"
 	done
 }
 if [ "$unit_beside" = 1 ] || [ ${#crash_beside[@]} -gt 0 ]; then
+	for c in "${crash_beside[@]}"; do
+		rm -f "$(crash_log "$c")"	# no earlier run's counts
+	done
 	beside_start=$(date +%s)
 	beside_run &
 	beside_pid=$!
