@@ -80,9 +80,8 @@
 # host cores / VMs CPUs), the next as soon as one ends, in the order
 # given (longest first packs best); then every vm2: part alone (2 CPUs
 # each).  With a vm2: part, the unit tests and the beside:crash: parts
-# run in phase 3, beside it at the lowest priority (beside_run): its
-# racing tests keep about one of its two CPUs busy, and these take the
-# other.  A TCG guest keeps about one host core busy per guest CPU:
+# run in phase 3, beside it at the lowest priority (beside_run), on
+# the host CPU it leaves idle.  A TCG guest keeps about one host core busy per guest CPU:
 # overcommitted guests wait for descheduled vCPUs (TLB shootdowns, RCU)
 # and device-mapper table loads got five times slower that way.
 
@@ -472,11 +471,11 @@ run_phase "VM selftests and crash tests" vm_or_crash_run vm_or_crash_collect \
 
 # Phase 3 runs these beside the 2-CPU VM: the unit tests (when there is
 # a 2-CPU VM) and the beside:crash: parts, one after the other, at the
-# lowest CPU priority.  The VM's racing tests keep about one of its two
-# CPUs busy: these take the idle host CPU and leave the VM's vCPUs
-# theirs.  SCHED_IDLE, not only nice 19: a waking vCPU preempts them at
-# once (at nice 19 alone, tac_coherence in the 2-CPU VM took 138 s
-# instead of 82).  Nothing in them depends on timing.
+# lowest CPU priority (nice 19 and SCHED_IDLE), to take what host CPU
+# the VM leaves idle.  Most of its tests keep about one of its two CPUs
+# busy; tac_coherence keeps both, and beside these it took 125-146 s
+# instead of 82 (nice 19 alone: 138 s), which costs back about 60 of the
+# 100 s they save elsewhere.  Nothing in them depends on timing.
 beside_run() {
 	local c
 	renice -n 19 -p "$BASHPID" >/dev/null
