@@ -325,6 +325,13 @@ static bool tac_sb_wanted(struct tac_cache *c, bool clean)
 	return tac_sb_news(c->md.buf, c->md.sb_last);
 }
 
+/*
+ * Marking the cache unclean (at resume) writes both slots.  The other slot
+ * still holds the clean superblock of the last save, and while the device
+ * runs the map on disk falls behind the cache (clean blocks are reused
+ * with no commit): should the newest slot ever fail its checksum, the
+ * fallback to the other slot must not find "clean" and trust that map.
+ */
 int tac_md_set_clean(struct tac_cache *c, bool clean)
 {
 	int r;
@@ -332,6 +339,8 @@ int tac_md_set_clean(struct tac_cache *c, bool clean)
 	mutex_lock(&c->md.lock);
 	c->md.saved = clean;
 	r = tac_sb_write(c, clean);
+	if (!r && !clean)
+		r = tac_sb_write(c, clean);
 	mutex_unlock(&c->md.lock);
 	return r;
 }
@@ -938,12 +947,18 @@ int tac_md_save(struct tac_cache *c)
 
 static void tac_md_load_temps(struct tac_cache *c)
 {
-	u32 pages = DIV_ROUND_UP(c->md.temp_records, TAC_TEMP_RECS), p, i;
+	u64 need = DIV_ROUND_UP_ULL((u64)c->md.temp_records, TAC_TEMP_RECS);
+	u32 pages = need, p, i;
 	u32 loaded = 0;
 	void *buf;
 
-	if (!pages || !tac_policy_has_extents(c->policy))
+	if (!need || !tac_policy_has_extents(c->policy))
 		return;
+	if (need > c->md.geo.temp_pages) {
+		DMWARN("superblock counts %u saved temperatures, more than the area holds: temperatures start cold",
+		       c->md.temp_records);
+		return;
+	}
 	if (c->md.extent_blocks != c->tun.policy.extent_blocks) {
 		DMINFO("saved temperatures are for %u-block extents, not %u: not loaded",
 		       c->md.extent_blocks, c->tun.policy.extent_blocks);
@@ -1105,27 +1120,36 @@ static enum tac_sb_verdict tac_sb_check(const struct tac_disk_sb *sb)
 	return SB_VALID;
 }
 
-/* A checksummed superblock can still describe an impossible geometry. */
+/*
+ * A checksummed superblock can still describe an impossible geometry.
+ * Each area is checked against what is left of the device after the one
+ * before it, so that no sum can wrap (a start near 2^64 would make the
+ * data area wrap to sector 0, over the superblock).  @n < 2^32 and @bs <=
+ * 2048, so the map area's and the data area's sizes cannot wrap.
+ */
 static bool tac_sb_sane(const struct tac_disk_sb *sb, u64 cache_sectors)
 {
 	u32 bs = le32_to_cpu(sb->block_sectors);
 	u64 n = le64_to_cpu(sb->nr_cblocks);
+	u64 temp = le64_to_cpu(sb->temp_start);
 	u64 data = le64_to_cpu(sb->data_start);
+	u64 map_end;
 
 	if (bs < 8 || bs > 2048 || !is_power_of_2(bs) || !n || n > U32_MAX)
 		return false;
 	if (le64_to_cpu(sb->map_start) != TAC_SB_SLOTS * TAC_MD_SECTORS ||
 	    le64_to_cpu(sb->map_pages) != tac_map_pages(n, bs))
 		return false;
-	if (le64_to_cpu(sb->temp_start) <
-	    le64_to_cpu(sb->map_start) +
-	    le64_to_cpu(sb->map_pages) * TAC_MD_SECTORS)
+	map_end = TAC_SB_SLOTS * TAC_MD_SECTORS +
+		  tac_map_pages(n, bs) * TAC_MD_SECTORS;
+	if (temp < map_end || temp > cache_sectors ||
+	    (u64)le32_to_cpu(sb->temp_pages) * TAC_MD_SECTORS >
+	    cache_sectors - temp)
 		return false;
-	if (data < le64_to_cpu(sb->temp_start) +
-		   (u64)le32_to_cpu(sb->temp_pages) * TAC_MD_SECTORS ||
-	    data % bs)
+	if (data < temp + (u64)le32_to_cpu(sb->temp_pages) * TAC_MD_SECTORS ||
+	    data % bs || data > cache_sectors)
 		return false;
-	return data + n * bs <= cache_sectors;
+	return n * bs <= cache_sectors - data;
 }
 
 static void tac_sb_load(struct tac_cache *c, const struct tac_disk_sb *sb)
@@ -1183,11 +1207,12 @@ static int tac_md_do_open(struct tac_cache *c, u32 block_sectors,
 	}
 
 	/*
-	 * An empty first slot means a new device, unless the second slot
-	 * holds a superblock of ours: then the first was lost, not unused.
+	 * Two empty slots mean a new device.  An empty first slot beside a
+	 * superblock of ours in the second means the first was lost, not
+	 * unused; beside anything else it is someone's data that starts at
+	 * 4 KiB (an md 1.2 or bcache superblock): refused below.
 	 */
-	if (format || (v[0] == SB_EMPTY &&
-		       (v[1] == SB_EMPTY || v[1] == SB_FOREIGN)))
+	if (format || (v[0] == SB_EMPTY && v[1] == SB_EMPTY))
 		goto do_format;
 
 	if (best < 0) {
@@ -1203,7 +1228,7 @@ static int tac_md_do_open(struct tac_cache *c, u32 block_sectors,
 			*error = "Cache superblock has an unsupported format version";
 			return -EINVAL;
 		}
-		DMERR("cache device holds data that is not dm-tac's (first 4 KiB not zero); 'format' overwrites it");
+		DMERR("cache device holds data that is not dm-tac's (first 8 KiB not zero); 'format' overwrites it");
 		*error = "Cache device is not empty and not a dm-tac cache; use 'format' to overwrite it";
 		return -EINVAL;
 	}

@@ -211,6 +211,23 @@ static struct tac_cache *tac_cache_find(dev_t cache_dev)
 }
 
 /*
+ * A live cache of @origin_dev on another cache device, if any.  An origin
+ * has one cache at most: its dirty blocks are the only copy of their
+ * data, and a second cache (or this device's own table reloaded onto an
+ * empty cache device) would read the origin's older data for them, and
+ * later be overwritten by them when the first cache is cleaned.
+ */
+static struct tac_cache *tac_cache_of_origin(dev_t origin_dev)
+{
+	struct tac_cache *c;
+
+	list_for_each_entry(c, &tac_caches, list)
+		if (c->origin_dev == origin_dev)
+			return c;
+	return NULL;
+}
+
+/*
  * Each part takes down what its init made, whatever got made: the
  * cleaner first, then the I/O path's worker, then the commits (which use
  * the block state and the policy), then the state itself.
@@ -306,6 +323,15 @@ static int tac_cache_get(struct tac_c *tc)
 		}
 		mutex_unlock(&tac_caches_lock);
 		return r;
+	}
+
+	c = tac_cache_of_origin(tc->origin_dev->bdev->bd_dev);
+	if (c) {
+		ti->error = c->md_owner == md ?
+			"A reload cannot change the cache device" :
+			"Origin device is cached by another dm-tac device";
+		mutex_unlock(&tac_caches_lock);
+		return -EBUSY;
 	}
 
 	c = kzalloc(sizeof(*c), GFP_KERNEL);

@@ -17,6 +17,8 @@ truncate -s 32K "$_scratch/tiny.img" && losetup -c "$tiny"
 scratch_dev foreign 2
 scratch_dev used 2
 scratch_dev corrupt 2
+scratch_dev wrap 2
+scratch_dev md12 2
 scratch_dev badver 2
 scratch_dev ro_origin 4
 scratch_dev ro_cache 2
@@ -28,8 +30,13 @@ printf 'not a dm-tac cache: pretend file system' |
 	dd of="$foreign" bs=512 seek=2 conv=notrunc status=none
 printf '\x53\xef' | dd of="$foreign" bs=1 seek=1080 conv=notrunc status=none
 
+# Data from 4 KiB on, the first 4 KiB zero: where md's 1.2 and bcache's
+# superblocks live.
+printf 'not a dm-tac cache: pretend md 1.2 member' |
+	dd of="$md12" bs=4096 seek=1 conv=notrunc status=none
+
 # Caches with a valid dm-tac superblock, for the mismatch cases.
-for dev in "$used" "$corrupt" "$badver"; do
+for dev in "$used" "$corrupt" "$badver" "$wrap"; do
 	tac_create tacprep "$origin" "$dev" 8 mode passthrough ||
 		ksft_skip "cannot create a dm-tac device at all"
 	dm_remove tacprep
@@ -40,6 +47,11 @@ done
 # ... and give the other a version from the future, checksum intact.
 "$TACMETA" set "$badver" 0 version=99
 "$TACMETA" set "$badver" 1 version=99
+# ... and one a data area that starts so near 2^64 that its end wraps
+# to sector 0, checksum intact.
+n=$(sb_field "$wrap" nr_cblocks)
+"$TACMETA" set "$wrap" 0 data_start=$(printf %u $((-n * 8)))
+"$TACMETA" set "$wrap" 1 data_start=$(printf %u $((-n * 8)))
 
 # An origin of 2^40 blocks of 4 KiB (4 PiB): dm-zero, which has no size
 # limit.  Origin block numbers are kept in 40 bits.
@@ -95,6 +107,8 @@ cases=(
 "read-only cache|$origin $ro_cache 8 2 mode passthrough|Cache device is read-only"
 "cache too small for superblock plus one block|$origin $tiny 8 2 mode passthrough|Cache device too small"
 "foreign signature on the cache|$origin $foreign 8 2 mode passthrough|Cache device is not empty and not a dm-tac cache"
+"data from 4 KiB on the cache, first 4 KiB zero|$origin $md12 8 2 mode passthrough|Cache device is not empty and not a dm-tac cache"
+"superblock whose data area wraps past 2^64|$origin $wrap 8 2 mode passthrough|Cache superblock geometry does not fit the cache device"
 "existing superblock, other block size|$origin $used 16 2 mode passthrough|Cache device was formatted with a different block size"
 "existing superblock, other origin size|$origin2 $used 8 2 mode passthrough|Cache device belongs to an origin of a different size"
 "corrupted superblock checksum (both slots)|$origin $corrupt 8 2 mode passthrough|Cache superblock checksum mismatch"

@@ -12,6 +12,7 @@ require dmsetup losetup
 scratch_dev origin 16 || ksft_skip "no loop devices"
 scratch_dev cache 8
 scratch_dev foreign 8
+scratch_dev cache2 8
 
 tac_create tacsb "$origin" "$cache" 8 mode passthrough ||
 	ksft_skip "cannot create the device"
@@ -37,6 +38,13 @@ check_eq "re-creating reuses the cache (same UUID)" "$uuid" \
 kmsg_has "reusing" && kmsg_has "last shutdown clean" &&
 	tap_ok "reuse is logged with the clean shutdown state" ||
 	tap_fail "reuse is logged with the clean shutdown state" "$(dmesg | grep tac)"
+# The slot not written at resume held the last save's clean superblock:
+# had the newest slot then failed its checksum, the fallback would have
+# trusted a map that falls behind while the device runs.
+_sb_read "$cache"
+flags="$(_sb_num 0 24 4) $(_sb_num 1 24 4)"
+check_eq "a running cache is marked unclean in both superblock slots" \
+	"0 0" "$((${flags% *} & 1)) $((${flags#* } & 1))"
 
 # Reload with the same table: the live cache is shared, not re-read.
 table=$(dmsetup table tacsb)
@@ -54,7 +62,46 @@ else
 		tap_ok "a reload cannot change the block size" ||
 		tap_fail "a reload cannot change the block size" "$(dmesg | grep tac | tail -n1)"
 fi
+
+# Another cache device for the same origin, by reload or by a second
+# device: the live cache's dirty blocks are the only copy of their data.
+kmsg_mark
+other="0 $(sectors "$origin") tac $origin $cache2 8 2 mode passthrough"
+if dmsetup reload tacsb --table "$other" 2>/dev/null; then
+	tap_fail "a reload cannot change the cache device" "accepted"
+	dmsetup clear tacsb
+else
+	kmsg_has "tac: A reload cannot change the cache device" &&
+		tap_ok "a reload cannot change the cache device" ||
+		tap_fail "a reload cannot change the cache device" "$(dmesg | grep tac | tail -n1)"
+fi
+kmsg_mark
+if dmsetup create tacsb2 --table "$other" 2>/dev/null; then
+	tap_fail "a second device cannot cache the same origin" "accepted"
+	dm_remove tacsb2
+else
+	kmsg_has "tac: Origin device is cached by another dm-tac device" &&
+		tap_ok "a second device cannot cache the same origin" ||
+		tap_fail "a second device cannot cache the same origin" "$(dmesg | grep tac | tail -n1)"
+fi
+check_eq "the refused cache device is left unformatted" none \
+	"$(sb_field "$cache2" state)"
 dm_remove tacsb
+
+# A superblock that counts more saved temperatures than its area holds
+# (checksum intact): they are not read, and the cache is used.
+cur=$(sb_slot "$cache")
+"$TACMETA" set "$cache" "$cur" temp_records=0x7fffffff
+kmsg_mark
+if tac_create tacsb "$origin" "$cache" 8 mode passthrough; then
+	kmsg_has "more than the area holds" &&
+		tap_ok "an impossible count of saved temperatures is ignored" ||
+		tap_fail "an impossible count of saved temperatures is ignored" "$(dmesg | tail -n5)"
+	dm_remove tacsb
+else
+	tap_fail "an impossible count of saved temperatures is ignored" \
+		"refused: $(dmesg | grep tac | tail -n1)"
+fi
 
 # Unclean shutdown: pretend the last run never finished.
 cur=$(sb_slot "$cache")

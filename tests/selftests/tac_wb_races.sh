@@ -765,16 +765,15 @@ cause10_slot1() {
 	local d="an empty superblock slot 0 with a valid newest slot 1 keeps the cache (no format)" s
 	mkpat old16k 16384 "old"
 	mkpat dirty16k 16384 "the dirty data"
-	mkpat n4k 4096 "a later dirty block"
 	fresh 8 $WB
 	wr "$O" $X old16k
 	wr "$T" $X dirty16k fsync
 	dm_remove tacr
+	# A create and a remove with no I/O between write three superblocks
+	# (resume marks both slots unclean, the save writes one): the newest
+	# slot changes.
 	if [ "$(sb_slot "$CL")" != 1 ]; then
-		# Create and remove write two superblocks; one commit with a
-		# change writes a third: slot 1 is then the newest.
 		tac_create tacr "$O" "$C" 8 $WB
-		wr "$T" $((X + 65536)) n4k fsync
 		dm_remove tacr
 	fi
 	s=$(sb_slot "$CL")
