@@ -4,7 +4,8 @@
 # The cache device's superblock: an all-zero device is formatted, a dm-tac
 # cache is reused (same UUID) when it matches, 'format' overwrites, a torn
 # or damaged slot falls back to the other one, the clean/unclean shutdown
-# state is recorded, and table reloads share the live cache.
+# state is recorded (a running cache is unclean in both slots), table
+# reloads share the live cache, and an origin has one cache at a time.
 
 . "$(dirname "$0")/lib.sh"
 require dmsetup losetup
