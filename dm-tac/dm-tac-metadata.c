@@ -331,6 +331,9 @@ static bool tac_sb_wanted(struct tac_cache *c, bool clean)
  * runs the map on disk falls behind the cache (clean blocks are reused
  * with no commit): should the newest slot ever fail its checksum, the
  * fallback to the other slot must not find "clean" and trust that map.
+ * Only the first write decides the resume: once it has landed, the
+ * newest slot says unclean, and a failed second one is retried by the
+ * next superblock write (tac_sb_write() keeps its slot).
  */
 int tac_md_set_clean(struct tac_cache *c, bool clean)
 {
@@ -339,8 +342,8 @@ int tac_md_set_clean(struct tac_cache *c, bool clean)
 	mutex_lock(&c->md.lock);
 	c->md.saved = clean;
 	r = tac_sb_write(c, clean);
-	if (!r && !clean)
-		r = tac_sb_write(c, clean);
+	if (!r && !clean && tac_sb_write(c, clean))
+		DMWARN("marking the older superblock slot unclean too failed: the next superblock write retries it");
 	mutex_unlock(&c->md.lock);
 	return r;
 }

@@ -209,4 +209,32 @@ else
 	tap_fail "dm-tac over an hddsim origin" "create failed"
 fi
 
+# 7. A resume marks both superblock slots unclean, each write behind a
+# flush of its own.  The second's flush fails: the first has landed (the
+# newest slot says unclean), so the resume goes on and the next
+# superblock write retries the slot.  (Before: the resume failed and the
+# device stayed suspended, its I/O queued.)
+fresh
+write_block 8
+dmsetup suspend tacfl
+failed=$(failed_flushes)
+dmsetup message tacfc 0 fail_flush 2
+if timeout 60 dmsetup resume tacfl 2>/dev/null; then
+	tap_ok "a resume whose second superblock write fails resumes"
+else
+	tap_fail "a resume whose second superblock write fails resumes" \
+		"$(dmesg | grep tac | tail -n 2)"
+	dmsetup message tacfc 0 fail_flush 0
+	dmsetup resume tacfl
+fi
+check_eq "...the cache device did fail that flush" $((failed + 1)) \
+	"$(failed_flushes)"
+check_eq "...the newest superblock says unclean" False \
+	"$(sb_field "$cache" clean)"
+write_block 9
+check_eq "...a later flush succeeds" 0 "$(fsync_dev)"
+check_eq "...and the blocks read back as written" "same same" \
+	"$(read_back 8) $(read_back 9)"
+dm_remove tacfl
+
 tap_done

@@ -53,38 +53,35 @@ check_cmd "reload with the same table" dmsetup reload tacsb --table "$table"
 check_cmd "suspend and resume to the reloaded table" \
 	sh -c "dmsetup suspend tacsb && dmsetup resume tacsb"
 check_eq "reload keeps the UUID" "$uuid" "$(sb_field "$cache" uuid)"
-kmsg_mark
-bad=${table/ 8 2 mode/ 16 2 mode}
-if dmsetup reload tacsb --table "$bad" 2>/dev/null; then
-	tap_fail "a reload cannot change the block size" "accepted"
-	dmsetup clear tacsb
-else
-	kmsg_has "tac: A reload cannot change the block size" &&
-		tap_ok "a reload cannot change the block size" ||
-		tap_fail "a reload cannot change the block size" "$(dmesg | grep tac | tail -n1)"
-fi
+# refused DESC ERROR CMD...: CMD fails and the kernel logs ERROR;
+# returns 2 if CMD was accepted (the caller undoes it).
+refused() {
+	local desc=$1 err=$2
+	shift 2
+	kmsg_mark
+	if "$@" 2>/dev/null; then
+		tap_fail "$desc" "accepted"
+		return 2
+	fi
+	kmsg_has "tac: $err" && tap_ok "$desc" ||
+		tap_fail "$desc" "$(dmesg | grep tac | tail -n1)"
+}
+refused "a reload cannot change the block size" \
+	"A reload cannot change the block size" \
+	dmsetup reload tacsb --table "${table/ 8 2 mode/ 16 2 mode}"
+[ $? = 2 ] && dmsetup clear tacsb
 
 # Another cache device for the same origin, by reload or by a second
 # device: the live cache's dirty blocks are the only copy of their data.
-kmsg_mark
 other="0 $(sectors "$origin") tac $origin $cache2 8 2 mode passthrough"
-if dmsetup reload tacsb --table "$other" 2>/dev/null; then
-	tap_fail "a reload cannot change the cache device" "accepted"
-	dmsetup clear tacsb
-else
-	kmsg_has "tac: A reload cannot change the cache device" &&
-		tap_ok "a reload cannot change the cache device" ||
-		tap_fail "a reload cannot change the cache device" "$(dmesg | grep tac | tail -n1)"
-fi
-kmsg_mark
-if dmsetup create tacsb2 --table "$other" 2>/dev/null; then
-	tap_fail "a second device cannot cache the same origin" "accepted"
-	dm_remove tacsb2
-else
-	kmsg_has "tac: Origin device is cached by another dm-tac device" &&
-		tap_ok "a second device cannot cache the same origin" ||
-		tap_fail "a second device cannot cache the same origin" "$(dmesg | grep tac | tail -n1)"
-fi
+refused "a reload cannot change the cache device" \
+	"A reload cannot change the cache device" \
+	dmsetup reload tacsb --table "$other"
+[ $? = 2 ] && dmsetup clear tacsb
+refused "a second device cannot cache the same origin" \
+	"Origin device is cached by another dm-tac device" \
+	dmsetup create tacsb2 --table "$other"
+[ $? = 2 ] && dm_remove tacsb2
 check_eq "the refused cache device is left unformatted" none \
 	"$(sb_field "$cache2" state)"
 dm_remove tacsb
