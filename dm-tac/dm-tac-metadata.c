@@ -38,6 +38,8 @@
 #define TAC_TEMP_RECS		((TAC_MD_BLOCK - TAC_PAGE_HDR) / 16)
 #define TAC_TEMP_MIN_RECS	1024U
 #define TAC_TEMP_MAX_RECS	BIT(20)
+/* The most tac_layout() gives: a superblock asking more is forged. */
+#define TAC_TEMP_MAX_PAGES	DIV_ROUND_UP(TAC_TEMP_MAX_RECS, TAC_TEMP_RECS)
 #define TAC_TEMP_MAGIC		0x504d5443415444ULL	/* "DTACTMP" */
 
 /* Mapping entry: origin block << 3 | nocrc << 2 | dirty << 1 | valid. */
@@ -1136,6 +1138,7 @@ static bool tac_sb_sane(const struct tac_disk_sb *sb, u64 cache_sectors)
 	u64 n = le64_to_cpu(sb->nr_cblocks);
 	u64 temp = le64_to_cpu(sb->temp_start);
 	u64 data = le64_to_cpu(sb->data_start);
+	u32 temp_pages = le32_to_cpu(sb->temp_pages);
 	u64 map_end;
 
 	if (bs < 8 || bs > 2048 || !is_power_of_2(bs) || !n || n > U32_MAX)
@@ -1145,11 +1148,13 @@ static bool tac_sb_sane(const struct tac_disk_sb *sb, u64 cache_sectors)
 		return false;
 	map_end = TAC_SB_SLOTS * TAC_MD_SECTORS +
 		  tac_map_pages(n, bs) * TAC_MD_SECTORS;
-	if (temp < map_end || temp > cache_sectors ||
-	    (u64)le32_to_cpu(sb->temp_pages) * TAC_MD_SECTORS >
-	    cache_sectors - temp)
+	/* It sizes a vmalloc at load and at every save. */
+	if (!temp_pages || temp_pages > TAC_TEMP_MAX_PAGES)
 		return false;
-	if (data < temp + (u64)le32_to_cpu(sb->temp_pages) * TAC_MD_SECTORS ||
+	if (temp < map_end || temp > cache_sectors ||
+	    (u64)temp_pages * TAC_MD_SECTORS > cache_sectors - temp)
+		return false;
+	if (data < temp + (u64)temp_pages * TAC_MD_SECTORS ||
 	    data % bs || data > cache_sectors)
 		return false;
 	return n * bs <= cache_sectors - data;
@@ -1212,11 +1217,23 @@ static int tac_md_do_open(struct tac_cache *c, u32 block_sectors,
 	/*
 	 * Two empty slots mean a new device.  An empty first slot beside a
 	 * superblock of ours in the second means the first was lost, not
-	 * unused; beside anything else it is someone's data that starts at
-	 * 4 KiB (an md 1.2 or bcache superblock): refused below.
+	 * unused.  Our writes never leave a slot that is neither empty nor
+	 * ours (a torn one still starts with our magic): such a slot is
+	 * another program's, written after ours or before we were ever
+	 * there (mkswap over the first 4 KiB, an md 1.2 or bcache superblock
+	 * at 4 KiB), and the data area may be its data now, not cache blocks
+	 * the other slot's map describes.
 	 */
 	if (format || (v[0] == SB_EMPTY && v[1] == SB_EMPTY))
 		goto do_format;
+	for (i = 0; i < TAC_SB_SLOTS; i++) {
+		if (v[i] != SB_FOREIGN)
+			continue;
+		DMERR("superblock slot %d (at %u KiB) holds data that is not dm-tac's: another program wrote to this cache device; 'format' overwrites it",
+		      i, i * 4);
+		*error = "Cache device is not empty and not a dm-tac cache; use 'format' to overwrite it";
+		return -EINVAL;
+	}
 
 	if (best < 0) {
 		if (v[0] == SB_BAD_CSUM || v[1] == SB_BAD_CSUM) {
@@ -1224,15 +1241,11 @@ static int tac_md_do_open(struct tac_cache *c, u32 block_sectors,
 			*error = "Cache superblock checksum mismatch";
 			return -EINVAL;
 		}
-		if (v[0] == SB_BAD_VERSION || v[1] == SB_BAD_VERSION) {
-			i = v[0] == SB_BAD_VERSION ? 0 : 1;
-			DMERR("superblock format version %u, this module reads %u",
-			      le32_to_cpu(sb[i]->version), TAC_SB_VERSION);
-			*error = "Cache superblock has an unsupported format version";
-			return -EINVAL;
-		}
-		DMERR("cache device holds data that is not dm-tac's (first 8 KiB not zero); 'format' overwrites it");
-		*error = "Cache device is not empty and not a dm-tac cache; use 'format' to overwrite it";
+		/* What is left: a slot of another format version. */
+		i = v[0] == SB_BAD_VERSION ? 0 : 1;
+		DMERR("superblock format version %u, this module reads %u",
+		      le32_to_cpu(sb[i]->version), TAC_SB_VERSION);
+		*error = "Cache superblock has an unsupported format version";
 		return -EINVAL;
 	}
 

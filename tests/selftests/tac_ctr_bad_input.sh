@@ -20,6 +20,9 @@ scratch_dev corrupt 2
 scratch_dev wrap 2
 scratch_dev md12 2
 scratch_dev badver 2
+scratch_dev swapped 2
+scratch_dev bcached 2
+scratch_dev bigtemp 20
 scratch_dev ro_origin 4
 scratch_dev ro_cache 2
 
@@ -36,7 +39,8 @@ printf 'not a dm-tac cache: pretend md 1.2 member' |
 	dd of="$md12" bs=4096 seek=1 conv=notrunc status=none
 
 # Caches with a valid dm-tac superblock, for the mismatch cases.
-for dev in "$used" "$corrupt" "$badver" "$wrap"; do
+for dev in "$used" "$corrupt" "$badver" "$wrap" "$swapped" "$bcached" \
+	"$bigtemp"; do
 	tac_create tacprep "$origin" "$dev" 8 mode passthrough ||
 		ksft_skip "cannot create a dm-tac device at all"
 	dm_remove tacprep
@@ -52,6 +56,23 @@ done
 n=$(sb_field "$wrap" nr_cblocks)
 "$TACMETA" set "$wrap" 0 data_start=$(printf %u $((-n * 8)))
 "$TACMETA" set "$wrap" 1 data_start=$(printf %u $((-n * 8)))
+# Old caches another program has written over since, one slot each,
+# the other slot still a valid superblock: mkswap (it zeroes the first
+# 1 KiB and writes its header in the first 4 KiB), and a superblock at
+# 4 KiB (make-bcache's, md 1.2's).  The data areas may be theirs now.
+if command -v mkswap >/dev/null; then
+	mkswap "$swapped" >/dev/null 2>&1
+else
+	dd if=/dev/zero of="$swapped" bs=1024 count=1 conv=notrunc status=none
+	printf 'SWAPSPACE2' |
+		dd of="$swapped" bs=1 seek=4086 conv=notrunc status=none
+fi
+printf 'not a dm-tac cache: pretend bcache superblock' |
+	dd of="$bcached" bs=4096 seek=1 conv=notrunc status=none
+# A temperature area one page longer than any layout gives (2^20 records
+# of 253 a page: 4145 pages), the geometry otherwise consistent and the
+# checksums intact: it would size a 16 MiB vmalloc at every load and save.
+py3 "$(dirname "$0")/tacmeta_helper.py" temp-area "$bigtemp" 4146
 
 # An origin of 2^40 blocks of 4 KiB (4 PiB): dm-zero, which has no size
 # limit.  Origin block numbers are kept in 40 bits.
@@ -109,6 +130,9 @@ cases=(
 "foreign signature on the cache|$origin $foreign 8 2 mode passthrough|Cache device is not empty and not a dm-tac cache"
 "data from 4 KiB on the cache, first 4 KiB zero|$origin $md12 8 2 mode passthrough|Cache device is not empty and not a dm-tac cache"
 "superblock whose data area wraps past 2^64|$origin $wrap 8 2 mode passthrough|Cache superblock geometry does not fit the cache device"
+"the first 4 KiB made swap space over an old cache|$origin $swapped 8 2 mode passthrough|Cache device is not empty and not a dm-tac cache"
+"a bcache superblock at 4 KiB over an old cache|$origin $bcached 8 2 mode passthrough|Cache device is not empty and not a dm-tac cache"
+"superblock with a temperature area larger than any layout|$origin $bigtemp 8 2 mode passthrough|Cache superblock geometry does not fit the cache device"
 "existing superblock, other block size|$origin $used 16 2 mode passthrough|Cache device was formatted with a different block size"
 "existing superblock, other origin size|$origin2 $used 8 2 mode passthrough|Cache device belongs to an origin of a different size"
 "corrupted superblock checksum (both slots)|$origin $corrupt 8 2 mode passthrough|Cache superblock checksum mismatch"
@@ -169,6 +193,13 @@ for c in "${cases[@]}"; do
 done
 check_eq "the refused tables left every device's contents unchanged" \
 	"$sums_before" "$(sums)"
+for dev in swapped bcached bigtemp; do
+	out=$("$TACMETA" check "${!dev}" 2>&1)
+	[[ $out =~ prediction:\ the\ kernel\ refuses ]] &&
+		tap_ok "tacmeta check predicts the refusal of $dev" ||
+		tap_fail "tacmeta check predicts the refusal of $dev" \
+			"${out//$'\n'/ | }"
+done
 
 # Length must match the origin size (or be rounded down to block_size).
 kmsg_mark

@@ -17,6 +17,10 @@ the VM's 9p root costs more than the work.
                                     dirty block's origin block, or that
                                     entry's origin block past the origin;
                                     sector checksums fixed
+  temp-area DEV PAGES               both superblock slots: a temperature
+                                    area of PAGES pages, the data area
+                                    after it, the geometry otherwise
+                                    consistent; checksums fixed
   lost IMG SECTOR                   origin blocks of the dirty entries in
                                     map sector SECTOR
   copy SRC DST                      copy a file
@@ -152,6 +156,29 @@ def forge(img, what):
     dev.sync()
 
 
+def temp_area(dev_path, pages):
+    """Both superblock slots: a temperature area of PAGES pages, the data
+    area moved past it and shrunk to fit, the rest of the geometry as
+    tacmeta's rules (the kernel's) want it; checksums fixed."""
+    pages = int(pages)
+    dev = tm.Dev(dev_path, write=True, force=True)
+    size = dev.size // tm.SECTOR
+    off = {n: (c, o) for n, c, o in tm.SB_FIELDS}
+    for slot in (0, 1):
+        b = bytearray(dev.read(slot * tm.MD_BLOCK, tm.MD_BLOCK))
+        get = lambda n: struct.unpack_from("<" + off[n][0], b, off[n][1])[0]
+        bs = get("block_sectors")
+        data = -(-(get("temp_start") + pages * 8) // bs) * bs
+        n = (size - data) // bs
+        for name, v in (("temp_pages", pages), ("data_start", data),
+                        ("nr_cblocks", n),
+                        ("map_pages", tm.map_pages_for(n, bs))):
+            struct.pack_into("<" + off[name][0], b, off[name][1], v)
+        struct.pack_into("<I", b, 8, tm.block_csum(bytes(b)))
+        dev.write(slot * tm.MD_BLOCK, bytes(b))
+    dev.sync()
+
+
 def lost(img, sector):
     dev, c = _cache(img)
     s = int(sector)
@@ -250,7 +277,7 @@ def serve():
 
 
 COMMANDS = {"fill": fill, "write": write, "verify": verify, "damage": damage,
-            "forge": forge, "lost": lost, "copy": copy, "klog": klog,
+            "forge": forge, "temp-area": temp_area, "lost": lost, "copy": copy, "klog": klog,
             "counts": counts, "serve": serve}
 
 if __name__ == "__main__":
