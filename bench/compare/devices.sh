@@ -199,16 +199,20 @@ ct_setup() {
 	esac
 }
 
-# ct_tac_setup MODE[-nostream][-4k|-8k|-16k][-noverify][-dirtyN][-fixed]:
+# ct_tac_setup MODE[-nostream][-4k|-8k|-16k][-noverify][-dirtyN][-fillN][-fixed]:
 # -nostream turns streams off (sequential_cutoff_kb 0), -4k, -8k and -16k
 # use 4, 8 or 16 KiB blocks instead of TAC_BLOCK (DB_TAC_BLOCK under the databases
 # and sync-write's 4 KiB writes),
 # -noverify sets verify_reads off, -dirtyN sets dirty_threshold N, -fixed
-# sets dirty_adapt off, for a side-by-side measure of what each does.
+# sets dirty_adapt off, -fillN sets fill_threshold N, for a side-by-side
+# measure of what each does.
 ct_tac_setup() {
 	local mode=$1 len=$((ORIGIN_MB * 2048)) block=$TAC_BLOCK extra= opts
 	case ${WL:-} in pgbench | sysbench | sync-write) block=$DB_TAC_BLOCK ;; esac
 	case $mode in *-fixed) extra+=" dirty_adapt off"; mode=${mode%-fixed} ;; esac
+	case ${mode##*-} in fill[0-9]|fill[0-9][0-9]|fill100)
+		extra+=" fill_threshold ${mode##*-fill}"; mode=${mode%-fill*} ;;
+	esac
 	case ${mode##*-} in dirty[0-9]|dirty[0-9][0-9]|dirty100)
 		extra+=" dirty_threshold ${mode##*-dirty}"; mode=${mode%-dirty*} ;;
 	esac
