@@ -335,6 +335,27 @@ bool __tac_wait_cleaner(struct tac_cache *c, u32 cb)
 		((st & CB_CLEAN_WANTED) && c->flush_wanted));
 }
 
+/*
+ * @cb's entry changed: the next commit writes its map page if the disk
+ * needs it there, that is if the block is dirty now, or its on-disk entry
+ * may say dirty (DISK_DIRTY: the commit also releases it), or the device
+ * is not running (suspended: the superblock may say clean since the save,
+ * and the next start would load clean entries, such as one that an
+ * 'invalidate' message has just dropped).  Any other entry is clean in
+ * memory and on disk while the superblock says unclean: clean entries are
+ * dropped after a crash (tac_md_load()), and the save at suspend or
+ * removal writes every page (tac_md_save()), so a fill, a write-through
+ * update or the eviction of such a block makes no flush wait for a page
+ * write.  A page written for another reason carries its clean entries
+ * along.
+ */
+static void __tac_entry_changed(struct tac_cache *c, u32 cb)
+{
+	if ((tac_cb(c, cb) & CB_DISK_DIRTY) || __tac_is_dirty(c, cb) ||
+	    !READ_ONCE(c->running))
+		__tac_md_changed(c, cb);
+}
+
 /* The owner of clean block @cb makes it dirty with its write (rule 3). */
 void __tac_make_dirty(struct tac_cache *c, u32 cb)
 {
@@ -346,7 +367,7 @@ void __tac_make_dirty(struct tac_cache *c, u32 cb)
 void __tac_write_done(struct tac_cache *c, u32 cb)
 {
 	__cb_update(c, cb, CB_FRESH, 0);
-	__tac_md_changed(c, cb);
+	__tac_entry_changed(c, cb);
 }
 
 static struct bio_list *__park_list(struct tac_cache *c, u32 cb)
@@ -700,7 +721,7 @@ static void __unmap(struct tac_cache *c, u32 cb)
 	tac_policy_unmap(c->policy, to_cblock(cb));
 	c->n.invalidations++;
 	__cb_update(c, cb, CB_CLEANING | CB_CLEAN_WANTED, CB_DOOMED);
-	__tac_md_changed(c, cb);
+	__tac_entry_changed(c, cb);
 	__maybe_free(c, cb);
 }
 
@@ -715,7 +736,7 @@ void __tac_set_clean(struct tac_cache *c, u32 cb)
 {
 	tac_policy_clear_dirty(c->policy, to_cblock(cb));
 	__cb_update(c, cb, CB_FRESH, 0);
-	__tac_md_changed(c, cb);
+	__tac_entry_changed(c, cb);
 }
 
 static u32 *__wt(struct tac_cache *c, u64 oblock)
@@ -824,7 +845,7 @@ void __tac_fill_done(struct tac_cache *c, u32 cb, bool ok)
 	    (c->health == TAC_OK || __tac_is_dirty(c, cb))) {
 		__cb_update(c, cb, filling, 0);
 		c->n.promotions++;
-		__tac_md_changed(c, cb);
+		__tac_entry_changed(c, cb);
 		__released(c, cb);
 		return;
 	}

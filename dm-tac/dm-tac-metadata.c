@@ -346,6 +346,11 @@ int tac_md_set_clean(struct tac_cache *c, bool clean)
 	r = tac_sb_write(c, clean);
 	if (!r && !clean && tac_sb_write(c, clean))
 		DMWARN("marking the older superblock slot unclean too failed: the next superblock write retries it");
+	/*
+	 * commit_interval counts from the start too: with last_commit still
+	 * 0, the first change after a create was committed at the next tick.
+	 */
+	c->md.last_commit = jiffies;
 	mutex_unlock(&c->md.lock);
 	return r;
 }

@@ -55,6 +55,31 @@ check_ge "an O_DSYNC (FUA) write commits the metadata" $((c0 + 1)) \
 	"$(tac_stat tacwb commits)"
 check_eq "the superblock's sequence is shown" \
 	"$(sb_field "$cache" seq)" "$(tac_stat tacwb commit_seq)"
+# A flush writes the map pages a crash needs, not those of read fills
+# alone: clean entries are dropped after a crash, and a clean removal
+# saves every page.  (No interval commit in between to write them.)
+# A commit with nothing to write is the cache device's flush alone: the
+# loop device counts it as one write.
+dmsetup message tacwb 0 set commit_interval 3600000
+w0=$(writes "$cache")
+sync "$dev"
+bare=$(($(writes "$cache") - w0))
+p0=$(tac_stat tacwb promotions)
+read_scattered "$dev" 40960 16 16
+wait_stat tacwb promotions $((p0 + 64)) ||
+	diag "promotions $p0 -> $(tac_stat tacwb promotions), 64 fills expected"
+c0=$(tac_stat tacwb commits) w0=$(writes "$cache")
+sync "$dev"
+check_ge "a flush after read fills alone commits" $((c0 + 1)) \
+	"$(tac_stat tacwb commits)"
+check_eq "...writing no map page to the cache (as a flush after nothing)" \
+	"$bare" $(($(writes "$cache") - w0))
+dd if=/dev/urandom of="$dev" bs=4k count=1 seek=2000 oflag=direct status=none
+w0=$(writes "$cache")
+sync "$dev"
+check_ge "a flush after a write of a dirty block writes its entry's map page" \
+	$((bare + 1)) $(($(writes "$cache") - w0))
+dmsetup message tacwb 0 set commit_interval 1000
 
 # 3. Suspend keeps dirty blocks; so do removal and re-creation.
 d=$(dirty)
@@ -291,6 +316,7 @@ cache_bios() { awk '{ print $5 }' "$rstat"; }
 udev_quiet tacwb
 opts13="mode writeback clean_idle_ms 0 dirty_threshold 90 dirty_adapt off commit_interval 3600000 error_threshold 1000"
 tac_create tacwb "$origin" /dev/mapper/tacwb_r 8 $opts13
+c13=$(tac_stat tacwb commits)
 dd if="$origin" of="$_scratch/want13" bs=1M iflag=direct status=none
 want13() {
 	dd if="$_scratch/want13" bs=1M skip=16 count=1 status=none | md5sum |
@@ -318,6 +344,8 @@ for line in sys.stdin:
 seq 4096 4159 | awk '{ print $1 * 4096 }' | put13 4096
 { seq 4224 2 4287; seq 4225 2 4287; } | awk '{ print $1 * 4096 }' | put13 4096
 check_eq "128 blocks written one by one are dirty" 128 "$(dirty)"
+check_eq "...and no commit yet: commit_interval counts from the start" \
+	"$c13" "$(tac_stat tacwb commits)"
 h0=$(tac_stat tacwb write_hits) b0=$(cache_bios)
 seq 0 15 | shuf | awk '{ print 4096 * 4096 + $1 * 16384 }' | put13 16384
 b1=$(cache_bios)
