@@ -653,7 +653,7 @@ static void tac_postsuspend(struct dm_target *ti)
 	__tac_fold_all(c);
 	spin_unlock_irq(&c->lock);
 	if (c->running) {
-		c->running = false;
+		WRITE_ONCE(c->running, false);
 		tac_md_save(c);
 	}
 }
@@ -699,7 +699,7 @@ static int tac_preresume(struct dm_target *ti)
 		r = tac_md_set_clean(c, false);
 		if (r)
 			return r;
-		c->running = true;
+		WRITE_ONCE(c->running, true);
 	}
 	tac_wb_start(c);
 	return 0;

@@ -474,8 +474,15 @@ static void tac_tick(struct work_struct *work)
 		c->clean_mark = c->n.writebacks;
 		c->clean_mark_time = now;
 	}
-	commit = __tac_wb_active(c) &&
-		 !bitmap_empty(c->md_changed, c->md.geo.map_pages) &&
+	/*
+	 * A failed superblock write (the second slot's at resume) is
+	 * retried by the next commit: one comes within the interval even
+	 * with nothing else to write, or the older slot could say clean for
+	 * as long as the device runs without flushes.
+	 */
+	commit = ((__tac_wb_active(c) &&
+		   !bitmap_empty(c->md_changed, c->md.geo.map_pages)) ||
+		  (!READ_ONCE(c->md.sb_known) && c->health != TAC_FAIL)) &&
 		 time_after_eq(now, c->md.last_commit +
 			       msecs_to_jiffies(c->tun.commit_interval));
 	clean = __clean_goal(c) != CLEANER_IDLE;

@@ -231,6 +231,18 @@ check_eq "...the cache device did fail that flush" $((failed + 1)) \
 	"$(failed_flushes)"
 check_eq "...the newest superblock says unclean" False \
 	"$(sb_field "$cache" clean)"
+# With no I/O at all, the next interval commit retries the failed slot.
+dmsetup message tacfl 0 set commit_interval 100
+both_unclean() {
+	_sb_read "$cache"
+	[ $(($(_sb_num 0 24 4) & 1)) = 0 ] && [ $(($(_sb_num 1 24 4) & 1)) = 0 ]
+}
+for ((i = 0; i < 50; i++)); do
+	both_unclean && break
+	sleep 0.1
+done
+check_eq "...and the next interval commit, with nothing else to do, marks the other slot unclean too" \
+	"0 0" "$(($(_sb_num 0 24 4) & 1)) $(($(_sb_num 1 24 4) & 1))"
 write_block 9
 check_eq "...a later flush succeeds" 0 "$(fsync_dev)"
 check_eq "...and the blocks read back as written" "same same" \
